@@ -1,0 +1,1 @@
+"""Only for this repository's own test runs (not shipped): nothing here is needed by users."""

@@ -1,0 +1,1 @@
+"""pytest-hwcrypto: test that kernel hardware crypto is registered, correct, used and fast."""

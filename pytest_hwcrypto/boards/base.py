@@ -1,0 +1,156 @@
+"""What every virtual board does: boot a kernel, run one command inside, bring results back.
+
+A board sees the host's root filesystem read-only, plus one writable host directory (the
+run directory, under the host's temporary directory; the guest must be able to read its
+init script there before it mounts anything, which rules out /dev/shm). The command runs with the caller's working directory, PATH and
+Python environment; its output is streamed, its exit code returned, and the console log
+and the guest's dmesg are kept as artifacts.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import tempfile
+import time
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from pytest_hwcrypto.boards.console import Console, ConsoleOutcome, KernelEvent, scan_kernel_log
+
+# The environment a command inside the board gets from the caller. An allow-list, because
+# the guest script is written to disk and the rest of the caller's environment may hold
+# secrets (tokens, keys) that must not land there.
+_PASSED_ENV_NAMES = ("PATH", "HOME", "LANG", "TZ", "TERM", "COLUMNS", "CI", "USER", "LOGNAME",
+                     "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED", "PYTHONWARNINGS")
+_PASSED_ENV_PREFIXES = ("LC_", "HWCRYPTO_", "PYTEST_")
+
+# Exit code when the board ended without the command reporting one (panic, crash, timeout).
+BOARD_FAILED_EXIT_CODE = 3
+
+
+class BoardError(Exception):
+    """A board cannot be started here; the message says what to install or fix."""
+
+
+@dataclass
+class BoardResult:
+    board: str
+    kernel: str
+    exit_code: int
+    boot_seconds: float | None
+    total_seconds: float
+    timed_out: bool
+    console_log: Path
+    dmesg_log: Path | None
+    kernel_events: list[KernelEvent] = field(default_factory=list)
+
+    @property
+    def completed(self) -> bool:
+        return not self.timed_out and self.exit_code != BOARD_FAILED_EXIT_CODE
+
+
+def passed_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    return {name: value for name, value in environ.items()
+            if name in _PASSED_ENV_NAMES or name.startswith(_PASSED_ENV_PREFIXES)}
+
+
+def new_run_dir(parent: Path | None = None) -> Path:
+    run_dir = (parent or Path(tempfile.gettempdir())) / f"hwcrypto-board-{uuid.uuid4().hex[:12]}"
+    run_dir.mkdir(mode=0o700)
+    return run_dir
+
+
+def guest_command_script(command: str, cwd: Path, env: dict[str, str], run_dir: Path) -> str:
+    """The part of the guest script shared by all boards: environment, command, markers."""
+    exports = "\n".join(f"export {name}={shlex.quote(value)}" for name, value in sorted(env.items()))
+    return f"""
+{exports}
+export HWCRYPTO_BOARD_RUN_DIR={shlex.quote(str(run_dir))}
+export PYTHONDONTWRITEBYTECODE=1
+cd {shlex.quote(str(cwd))} || echo "hwcrypto board: cannot enter {cwd}"
+echo HWCRYPTO-BOARD-READY
+/bin/sh -c {shlex.quote(command)}
+rc=$?
+dmesg > {shlex.quote(str(run_dir / "dmesg.txt"))} 2>/dev/null
+sync
+echo HWCRYPTO-BOARD-EXIT=$rc
+"""
+
+
+class Board(ABC):
+    """A virtual board. Subclasses say how to boot; running and reporting is shared."""
+
+    name: str
+
+    @abstractmethod
+    def check_prerequisites(self) -> None:
+        """Raise BoardError naming the package to install when something is missing."""
+
+    @abstractmethod
+    def kernel_description(self) -> str:
+        """Which kernel this board boots (path and release), for every report."""
+
+    @abstractmethod
+    def boot_argv(self, run_dir: Path, guest_script: Path) -> list[str]:
+        """The host command that boots the board and runs guest_script as root inside."""
+
+    @abstractmethod
+    def guest_script(self, command_script: str, run_dir: Path) -> str:
+        """The whole script the guest runs: board-specific setup around command_script."""
+
+    def run(self, command: str, *, cwd: Path, env: dict[str, str], timeout: float,
+            stream: TextIO | None, artifacts_dir: Path | None = None,
+            run_dir: Path | None = None) -> BoardResult:
+        """Boot, run `command` (a shell command line) inside, and return what happened."""
+        self.check_prerequisites()
+        own_run_dir = run_dir is None
+        run_dir = run_dir or new_run_dir()
+        try:
+            script_path = run_dir / "guest.sh"
+            script = self.guest_script(guest_command_script(command, cwd, env, run_dir), run_dir)
+            script_path.write_text(script)
+            script_path.chmod(0o700)
+            console = Console(self.boot_argv(run_dir, script_path), run_dir / "console.log",
+                              cwd=str(run_dir))
+            outcome = console.run(timeout, stream)
+            return self._result(outcome, run_dir, artifacts_dir)
+        finally:
+            if own_run_dir:
+                shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _result(self, outcome: ConsoleOutcome, run_dir: Path,
+                artifacts_dir: Path | None) -> BoardResult:
+        console_log = run_dir / "console.log"
+        dmesg_log: Path | None = run_dir / "dmesg.txt"
+        if dmesg_log is not None and not dmesg_log.exists():
+            dmesg_log = None
+        log_text = console_log.read_text(errors="replace")
+        if dmesg_log is not None:
+            log_text += "\n" + dmesg_log.read_text(errors="replace")
+        if artifacts_dir is not None:
+            console_log, dmesg_log = self._keep_artifacts(artifacts_dir, console_log, dmesg_log)
+        exit_code = outcome.exit_code
+        return BoardResult(
+            board=self.name, kernel=self.kernel_description(),
+            exit_code=BOARD_FAILED_EXIT_CODE if exit_code is None else exit_code,
+            boot_seconds=outcome.boot_seconds, total_seconds=outcome.total_seconds,
+            timed_out=outcome.timed_out, console_log=console_log, dmesg_log=dmesg_log,
+            kernel_events=scan_kernel_log(log_text),
+        )
+
+    def _keep_artifacts(self, artifacts_dir: Path, console_log: Path,
+                        dmesg_log: Path | None) -> tuple[Path, Path | None]:
+        artifacts_dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        kept_console = artifacts_dir / f"{self.name}-{stamp}-console.log"
+        shutil.copyfile(console_log, kept_console)
+        kept_dmesg = None
+        if dmesg_log is not None:
+            kept_dmesg = artifacts_dir / f"{self.name}-{stamp}-dmesg.txt"
+            shutil.copyfile(dmesg_log, kept_dmesg)
+        return kept_console, kept_dmesg

@@ -1,0 +1,175 @@
+"""The console of a virtual board: one pexpect wrapper and a scanner for kernel trouble.
+
+Every board (UML, QEMU) prints its console on the host process's stdout. The guest script
+frames the user's command with two markers; everything between them is the command's own
+output and is streamed live, everything is kept in the console log artifact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+import pexpect
+
+READY_MARKER = "HWCRYPTO-BOARD-READY"
+EXIT_MARKER = "HWCRYPTO-BOARD-EXIT="
+_EXIT_PATTERN = re.compile(re.escape(EXIT_MARKER) + r"(\d+)")
+
+# Patterns of kernel log lines that must never be silently lost: an oops or BUG taints
+# every measurement after it, and an `alg:` line is the crypto manager reporting a
+# driver that failed its self-test at registration.
+_KERNEL_TROUBLE = (
+    ("oops", re.compile(r"\b(Oops|BUG:|kernel BUG at|Kernel panic|general protection fault)")),
+    ("warning", re.compile(r"WARNING: CPU: \d+ PID: \d+")),
+    ("selftest-failed", re.compile(r"\balg: .*(failed|error|err=)", re.IGNORECASE)),
+)
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    """One line of the board's kernel log that reports trouble."""
+
+    kind: str  # oops | warning | selftest-failed
+    line: str
+
+
+def scan_kernel_log(text: str) -> list[KernelEvent]:
+    """Find oopses, warnings and crypto self-test failures in console or dmesg text."""
+    events: list[KernelEvent] = []
+    seen: set[str] = set()
+    for raw_line in text.splitlines():
+        line = _strip_timestamp(raw_line.strip())
+        for kind, pattern in _KERNEL_TROUBLE:
+            if pattern.search(line) and line not in seen:
+                seen.add(line)
+                events.append(KernelEvent(kind, line))
+                break
+    return events
+
+
+def _strip_timestamp(line: str) -> str:
+    return re.sub(r"^\[\s*\d+\.\d+\]\s*", "", line)
+
+
+def _die_with_parent() -> None:
+    """Run in the board's process before exec: the kernel kills it if we die.
+
+    This is what keeps a board from outliving an outer pytest that was killed with -9.
+    """
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+@dataclass
+class ConsoleOutcome:
+    exit_code: int | None  # None: the board ended before the command reported its exit
+    boot_seconds: float | None  # start of the process to READY_MARKER
+    total_seconds: float
+    timed_out: bool
+
+
+class Console:
+    """A board process and its console, driven through pexpect.
+
+    The process is started in its own session (pexpect does setsid), so ending it means
+    signalling that process group — only what this object started.
+    """
+
+    def __init__(self, argv: list[str], log_path: Path, env: dict[str, str] | None = None,
+                 cwd: str | None = None) -> None:
+        self.argv = argv
+        self.log_path = log_path
+        self._env = env
+        self._cwd = cwd
+        self._child: pexpect.spawn | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._child.pid if self._child is not None else None
+
+    def run(self, timeout: float, stream: TextIO | None,
+            on_ready: Callable[[], None] | None = None) -> ConsoleOutcome:
+        """Start the board, stream the command's output, and wait for the exit marker."""
+        started = time.monotonic()
+        boot_seconds: float | None = None
+        exit_code: int | None = None
+        timed_out = False
+        with open(self.log_path, "w", encoding="utf-8", errors="replace") as log:
+            child = self._spawn()
+            try:
+                streaming = False
+                while True:
+                    remaining = timeout - (time.monotonic() - started)
+                    if remaining <= 0:
+                        timed_out = True
+                        break
+                    index = child.expect(["\n", pexpect.EOF, pexpect.TIMEOUT],
+                                         timeout=min(remaining, 5.0))
+                    text = (child.before or "") + ("\n" if index == 0 else "")
+                    text = text.replace("\r", "")
+                    if not text and index != 0:
+                        if index == 1:
+                            break
+                        continue
+                    log.write(text)
+                    if READY_MARKER in text and not streaming:
+                        streaming = True
+                        boot_seconds = time.monotonic() - started
+                        if on_ready is not None:
+                            on_ready()
+                        continue
+                    match = _EXIT_PATTERN.search(text)
+                    if match:
+                        exit_code = int(match.group(1))
+                        streaming = False
+                        continue
+                    if streaming and stream is not None:
+                        stream.write(text)
+                        stream.flush()
+                    if index == 1:
+                        break
+                # Let the guest halt by itself for a moment; then end it by its PID.
+                self._wait_or_kill(child, grace=10.0 if not timed_out else 0.0)
+            finally:
+                self.kill()
+        return ConsoleOutcome(exit_code, boot_seconds, time.monotonic() - started, timed_out)
+
+    def _spawn(self) -> pexpect.spawn:
+        self._child = pexpect.spawn(
+            self.argv[0], self.argv[1:], env=self._env, cwd=self._cwd, timeout=None,
+            encoding="utf-8", codec_errors="replace", echo=False, maxread=65536,
+            preexec_fn=_die_with_parent,
+        )
+        return self._child
+
+    def _wait_or_kill(self, child: pexpect.spawn, grace: float) -> None:
+        deadline = time.monotonic() + grace
+        while child.isalive() and time.monotonic() < deadline:
+            with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
+                child.expect(pexpect.EOF, timeout=0.5)
+        self.kill()
+
+    def kill(self) -> None:
+        """End the board's process group (started by us, known by PID) if still there."""
+        child = self._child
+        if child is None:
+            return
+        if child.isalive():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                child.wait()
+        # The group may hold helpers whose leader already exited (UML forks its userspace).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            child.close(force=True)

@@ -1,0 +1,110 @@
+"""Entry points that run something inside a virtual board and report what happened.
+
+Used by `pytest --hwcrypto-vm=...` and by `hwcrypto vm`. Every run names the kernel it
+booted, and kernel trouble seen on the board's console is reported, never dropped: an
+oops fails the run, a crypto self-test failure is printed and recorded as a finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TextIO
+
+from pytest_hwcrypto.boards.base import Board, BoardError, BoardResult, new_run_dir, passed_environment
+from pytest_hwcrypto.boards.console import KernelEvent
+from pytest_hwcrypto.boards.session import (
+    copy_result_files,
+    inner_pytest_args,
+    make_board,
+    pytest_command,
+)
+from pytest_hwcrypto.session import HwcryptoSession
+
+EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
+EXIT_TESTS_FAILED = 1
+
+
+def run_pytest_session_in_board(kind: str, session: HwcryptoSession, args: list[str],
+                                cwd: Path, stream: TextIO) -> int:
+    """Boot the board, run this pytest command inside it, return the inner exit code."""
+    try:
+        board = make_board(kind, session.value("kernel"), session.value("modules"))
+        board.check_prerequisites()
+    except BoardError as error:
+        stream.write(f"ERROR: hwcrypto: {error}\n")
+        return EXIT_BOARD_UNAVAILABLE
+    run_dir = new_run_dir()
+    try:
+        inner = inner_pytest_args(args, cwd, run_dir)
+        result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, session, stream)
+        copy_result_files(inner, run_dir)
+        json_path = inner.result_files.get("results.json")
+        if json_path is not None and json_path.exists():
+            record_kernel_events(json_path, result)
+        return exit_code_with_kernel_events(result, stream)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def run_command_in_board(board: Board, command: str, cwd: Path, session: HwcryptoSession,
+                         stream: TextIO) -> int:
+    """`hwcrypto vm ... --exec CMD`: one shell command inside the board."""
+    run_dir = new_run_dir()
+    try:
+        result = _boot_and_run(board, command, cwd, run_dir, session, stream)
+        return exit_code_with_kernel_events(result, stream)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _boot_and_run(board: Board, command: str, cwd: Path, run_dir: Path,
+                  session: HwcryptoSession, stream: TextIO) -> BoardResult:
+    stream.write(f"hwcrypto: booting {board.name} board, kernel {board.kernel_description()}\n")
+    stream.flush()
+    result = board.run(command, cwd=cwd, env=passed_environment(os.environ),
+                       timeout=session.value("vm_timeout"), stream=stream,
+                       artifacts_dir=cwd / session.value("artifacts"), run_dir=run_dir)
+    stream.write(describe_result(result) + "\n")
+    stream.flush()
+    return result
+
+
+def describe_result(result: BoardResult) -> str:
+    boot = f"{result.boot_seconds:.1f} s" if result.boot_seconds is not None else "never ready"
+    state = "timed out" if result.timed_out else f"exit {result.exit_code}"
+    return (f"hwcrypto: {result.board} board ({result.kernel}): boot {boot}, "
+            f"total {result.total_seconds:.1f} s, {state}; console log {result.console_log}")
+
+
+def exit_code_with_kernel_events(result: BoardResult, stream: TextIO) -> int:
+    """Print kernel trouble; an oops or a dead board fails a run that otherwise passed."""
+    for event in result.kernel_events:
+        stream.write(f"hwcrypto: kernel log: {event.kind}: {event.line}\n")
+    if result.timed_out:
+        stream.write("hwcrypto: the board was ended after --hwcrypto-vm-timeout\n")
+    oopsed = any(event.kind == "oops" for event in result.kernel_events)
+    if result.exit_code == 0 and (oopsed or not result.completed):
+        return EXIT_TESTS_FAILED
+    return result.exit_code
+
+
+def record_kernel_events(json_path: Path, result: BoardResult) -> None:
+    """Add what the board's kernel log showed to the results file the inner session wrote."""
+    try:
+        data = json.loads(json_path.read_text())
+    except (OSError, ValueError):
+        return
+    data.setdefault("findings", []).extend(_finding(event) for event in result.kernel_events)
+    data.setdefault("board", {}).update({"kind": result.board, "kernel": result.kernel,
+                                         "boot_seconds": result.boot_seconds})
+    json_path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _finding(event: KernelEvent) -> dict[str, str]:
+    return {"kind": f"kernel-{event.kind}", "algorithm": "", "detail": event.line}
+
+
+__all__ = ["BoardError", "run_command_in_board", "run_pytest_session_in_board"]

@@ -1,0 +1,87 @@
+"""Run a pytest session inside a virtual board and bring its result files back to the host.
+
+The outer session (on the host) boots the board and runs the same pytest command inside,
+minus the options that choose the board. Files the caller named with --junitxml and
+--hwcrypto-json are written by the inner session into the board's run directory (the one
+writable host directory) and copied to the caller's paths afterwards.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_hwcrypto.boards.base import Board, BoardError
+from pytest_hwcrypto.boards.uml import UmlBoard
+
+# Options consumed by the outer session: they choose and boot the board.
+_BOARD_OPTIONS = ("--hwcrypto-vm", "--hwcrypto-kernel", "--hwcrypto-modules",
+                  "--hwcrypto-vm-timeout")
+# Options naming files the inner session writes; they come back to the host.
+_RESULT_FILE_OPTIONS = {"--junitxml": "junit.xml", "--junit-xml": "junit.xml",
+                        "--hwcrypto-json": "results.json"}
+
+
+@dataclass
+class InnerCommand:
+    args: list[str]
+    # board run-directory file name -> host path it is copied to afterwards
+    result_files: dict[str, Path] = field(default_factory=dict)
+
+
+def inner_pytest_args(args: list[str], cwd: Path, run_dir: Path) -> InnerCommand:
+    """Rewrite the outer pytest arguments for the session inside the board."""
+    inner = InnerCommand(args=[])
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        name, has_value, value = arg.partition("=")
+        takes_next = not has_value and name in (*_BOARD_OPTIONS, *_RESULT_FILE_OPTIONS)
+        if takes_next:
+            if position + 1 >= len(args):
+                break  # pytest's own parser already rejected a missing value
+            value = args[position + 1]
+            position += 1
+        position += 1
+        if name in _BOARD_OPTIONS:
+            continue
+        if name in _RESULT_FILE_OPTIONS:
+            board_name = _RESULT_FILE_OPTIONS[name]
+            inner.result_files[board_name] = (cwd / value).resolve()
+            inner.args.append(f"{name}={run_dir / board_name}")
+            continue
+        inner.args.append(arg)
+    # No cache or bytecode writes: the host root is read-only inside the board.
+    inner.args[:0] = ["-p", "no:cacheprovider"]
+    return inner
+
+
+def copy_result_files(inner: InnerCommand, run_dir: Path) -> list[Path]:
+    copied = []
+    for board_name, host_path in inner.result_files.items():
+        produced = run_dir / board_name
+        if produced.exists():
+            host_path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(produced, host_path)
+            copied.append(host_path)
+    return copied
+
+
+def make_board(kind: str, kernel: str | None, modules: str | None) -> Board:
+    kernel_path = Path(kernel) if kernel else None
+    modules_path = Path(modules) if modules else None
+    if kind == "uml":
+        return UmlBoard(kernel=kernel_path, modules_dir=modules_path)
+    if kind == "qemu":
+        # Imported here: the QEMU board pulls in more than a UML-only user needs.
+        from pytest_hwcrypto.boards.qemu import QemuBoard
+
+        return QemuBoard(kernel=kernel_path, modules_dir=modules_path)
+    raise BoardError(f"unknown virtual board {kind!r} (choose uml or qemu)")
+
+
+def pytest_command(args: list[str]) -> str:
+    return shlex.join([sys.executable, "-m", "pytest", *args])

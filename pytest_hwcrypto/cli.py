@@ -1,0 +1,115 @@
+"""The `hwcrypto` command: inventory, virtual boards, comparisons and measurements.
+
+Each subcommand is one small function registered in `_SUBCOMMANDS`; user mistakes end
+with one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Callable
+
+from pytest_hwcrypto.boards.base import BoardError
+from pytest_hwcrypto.profile import ProfileError
+from pytest_hwcrypto.settings import SettingError
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A user mistake on the command line; printed as one line."""
+
+
+def cmd_inventory(args: argparse.Namespace) -> int:
+    from pytest_hwcrypto.kernel.facts import gather_kernel_facts
+    from pytest_hwcrypto.kernel.inventory import build_inventory, format_inventory_table
+    from pytest_hwcrypto.kernel.procfs import read_proc_crypto
+
+    path = Path(args.proc_crypto)
+    try:
+        entries = build_inventory(read_proc_crypto(path))
+    except FileNotFoundError:
+        raise CliError(f"{path} not found: this kernel has no crypto API procfs") from None
+    if args.json:
+        facts = gather_kernel_facts()
+        json.dump({"schema": "pytest-hwcrypto/1", "kernel": facts.to_json(),
+                   "inventory": [entry.to_json() for entry in entries]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_inventory_table(entries) + "\n")
+    return 0
+
+
+def cmd_vm(args: argparse.Namespace) -> int:
+    from pytest_hwcrypto.boards.runner import run_command_in_board
+    from pytest_hwcrypto.boards.session import make_board, pytest_command
+    from pytest_hwcrypto.session import build_session
+
+    cli_values = {"vm_timeout": args.timeout, "artifacts": args.artifacts}
+    session = build_session(enabled=False, cli_values=cli_values, environ={}, ini_values={})
+    board = make_board(args.board, args.kernel, args.modules)
+    board.check_prerequisites()
+    pytest_args = [a for a in args.pytest_args if a != "--"]
+    if args.exec_command and pytest_args:
+        raise CliError("give either --exec CMD or pytest arguments after --, not both")
+    command = args.exec_command or pytest_command(["-p", "no:cacheprovider", *pytest_args])
+    return run_command_in_board(board, command, Path.cwd(), session, sys.stdout)
+
+
+def _add_inventory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("inventory", help="list registered crypto implementations")
+    parser.add_argument("--json", action="store_true", help="JSON as in the results schema")
+    parser.add_argument("--proc-crypto", default="/proc/crypto", metavar="PATH",
+                        help="read this file instead of /proc/crypto (e.g. a capture)")
+    parser.set_defaults(func=cmd_inventory)
+
+
+def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("vm", help="boot a virtual board and run a command or pytest in it")
+    parser.add_argument("board", choices=("uml", "qemu"))
+    parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
+    parser.add_argument("--modules", help="modules directory of --kernel")
+    parser.add_argument("--exec", dest="exec_command", metavar="CMD",
+                        help="shell command to run inside (default: pytest with the rest)")
+    parser.add_argument("--timeout", default=None, help="seconds before the board is ended")
+    parser.add_argument("--artifacts", default=None, help="directory for the console log")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                        help="after --: arguments for pytest inside the board")
+    parser.set_defaults(func=cmd_vm)
+
+
+_SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
+    _add_inventory,
+    _add_vm,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hwcrypto", description="Check kernel hardware crypto: registered, correct, fast.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in _SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except (CliError, BoardError, ProfileError, SettingError) as error:
+        sys.stderr.write(f"hwcrypto: error: {error}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("hwcrypto: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

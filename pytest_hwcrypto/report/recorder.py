@@ -1,0 +1,60 @@
+"""Collects what a session learnt (measurements, findings, verdicts) for --hwcrypto-json.
+
+Under pytest-xdist each worker records its own part; the worker sends it to the controller
+in `workeroutput` and the controller merges, so one results file covers the whole run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "pytest-hwcrypto/1"
+WORKER_OUTPUT_KEY = "hwcrypto_results"
+
+
+@dataclass
+class ResultsRecorder:
+    kernel: dict[str, Any] = field(default_factory=dict)
+    inventory: list[dict[str, Any]] = field(default_factory=list)
+    measurements: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_measurement(self, measurement: dict[str, Any]) -> None:
+        with self._lock:
+            self.measurements.append(measurement)
+
+    def add_finding(self, kind: str, algorithm: str, detail: str, **extra: Any) -> None:
+        finding = {"kind": kind, "algorithm": algorithm, "detail": detail, **extra}
+        with self._lock:
+            if finding not in self.findings:
+                self.findings.append(finding)
+
+    def add_verdict(self, rule: str, passed: bool, message: str) -> None:
+        with self._lock:
+            self.verdicts.append({"rule": rule, "passed": passed, "message": message})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "kernel": self.kernel, "inventory": self.inventory,
+                "measurements": self.measurements, "findings": self.findings,
+                "verdicts": self.verdicts}
+
+    def merge(self, other: dict[str, Any]) -> None:
+        """Take in what an xdist worker recorded."""
+        with self._lock:
+            self.kernel = self.kernel or other.get("kernel", {})
+            self.inventory = self.inventory or other.get("inventory", [])
+            self.measurements.extend(other.get("measurements", []))
+            for finding in other.get("findings", []):
+                if finding not in self.findings:
+                    self.findings.append(finding)
+            self.verdicts.extend(other.get("verdicts", []))
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")

@@ -1,0 +1,89 @@
+"""The UML board itself: it boots, runs, reports, and never outlives its run."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_hwcrypto.boards.base import BoardError, passed_environment
+from pytest_hwcrypto.boards.uml import UmlBoard
+
+BOOT_BUDGET_SECONDS = 10.0
+
+
+def _board_or_skip() -> UmlBoard:
+    board = UmlBoard()
+    try:
+        board.check_prerequisites()
+    except BoardError as error:
+        pytest.skip(str(error))
+    if "HWCRYPTO_BOARD_RUN_DIR" in os.environ:
+        pytest.skip("already inside a virtual board: boards are booted from the host")
+    return board
+
+
+def _run(board: UmlBoard, command: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    result = board.run(command, cwd=Path.cwd(), env=passed_environment(os.environ),
+                       timeout=timeout, stream=out)
+    return result, out.getvalue()
+
+
+def _our_uml_processes(pid_hint: str) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True)
+    return [line for line in ps.stdout.splitlines() if pid_hint in line and "linux.uml" in line]
+
+
+def test_exit_code_output_and_boot_time() -> None:
+    board = _board_or_skip()
+    result, output = _run(board, "echo inside $(uname -r) $(uname -m); exit 7")
+    assert result.exit_code == 7
+    assert f"inside {board.release()} x86_64" in output
+    assert result.boot_seconds is not None and result.boot_seconds < BOOT_BUDGET_SECONDS
+    assert result.kernel_events == []
+
+
+def test_files_written_to_the_run_dir_come_back(tmp_path: Path) -> None:
+    board = _board_or_skip()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    out = io.StringIO()
+    result = board.run('echo from-the-board > "$HWCRYPTO_BOARD_RUN_DIR/result.txt"; '
+                       'touch /hwcrypto-must-not-exist 2>/dev/null; echo rc=$?',
+                       cwd=Path.cwd(), env={}, timeout=60, stream=out, run_dir=run_dir)
+    assert result.exit_code == 0
+    assert (run_dir / "result.txt").read_text() == "from-the-board\n"
+    assert "rc=1" in out.getvalue(), "the host root must be read-only inside the board"
+    assert not Path("/hwcrypto-must-not-exist").exists()
+
+
+def test_caller_environment_and_cwd_are_kept() -> None:
+    board = _board_or_skip()
+    env = {**passed_environment(os.environ), "HWCRYPTO_PROBE": "42"}
+    out = io.StringIO()
+    result = board.run(f'echo "$HWCRYPTO_PROBE $(pwd)"; {sys.executable} -c "print(6*7)"',
+                       cwd=Path.cwd(), env=env, timeout=60, stream=out)
+    assert result.exit_code == 0
+    assert f"42 {Path.cwd()}" in out.getvalue()
+    assert "\n42\n" in out.getvalue()
+
+
+def test_timeout_ends_the_board_and_leaves_no_process(tmp_path: Path) -> None:
+    board = _board_or_skip()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    result, _ = _run(board, "sleep 600", timeout=8.0)
+    assert result.timed_out
+    assert result.exit_code == 3
+    assert _our_uml_processes(str(result.console_log.parent)) == []
+
+
+def test_kernel_trouble_on_the_console_is_reported() -> None:
+    board = _board_or_skip()
+    result, _ = _run(board, "echo 'alg: skcipher: cbc-aes-demo encryption test failed' > /dev/kmsg")
+    assert [e.kind for e in result.kernel_events] == ["selftest-failed"]

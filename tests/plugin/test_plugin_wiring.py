@@ -1,0 +1,130 @@
+"""The plugin as pytest sees it: inert without --hwcrypto, suites shipped, settings wired."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def test_inert_without_the_flag(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "hwcrypto:" not in result.stdout.str()
+
+
+def test_without_the_flag_an_ordinary_test_runs_without_hwcrypto_fixtures(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("""
+        def test_plain(request):
+            assert "hwcrypto_inventory" not in request.fixturenames
+            with __import__("pytest").raises(Exception):
+                request.getfixturevalue("hwcrypto_inventory")
+    """)
+    result = pytester.runpytest("-q")
+    result.assert_outcomes(passed=1)
+
+
+def test_shipped_suites_are_collected_from_an_empty_directory(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--hwcrypto", "--collect-only", "-q")
+    out = result.stdout.str()
+    assert "test_inventory.py" in out
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_suite_selection_deselects_other_suites(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine="""
+        import pytest
+
+        @pytest.mark.hwcrypto_throughput
+        def test_fast():
+            pass
+
+        @pytest.mark.hwcrypto_inventory
+        def test_listed():
+            pass
+
+        def test_unmarked():
+            pass
+    """)
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=inventory", "test_mine.py", "-q")
+    result.assert_outcomes(passed=2, deselected=1)
+
+
+def test_unknown_suite_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=inventory,speed")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*option --hwcrypto-suite='inventory,speed': unknown suite speed*"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_missing_board_profile_is_one_line(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-board=nowhere.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == ["ERROR: board profile nowhere.toml not found"]
+
+
+def test_bad_profile_names_file_key_and_line(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".toml", board="""
+        [board]
+        name = "demo"
+
+        [[expect]]
+        algorithm = "cbc(aes)"
+        class = "offlaod"
+    """)
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-board=board.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: board.toml:6: [expect #1] class: unknown class 'offlaod'*"])
+
+
+_SHOW_TIMEOUT = """
+    def test_show(hwcrypto_session):
+        resolved = hwcrypto_session.settings["timeout"]
+        print("TIMEOUT", resolved.value, resolved.source)
+"""
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "ini", "profile", "expected"),
+    [
+        ("3", "4", "5", "6", "TIMEOUT 3.0 command line"),
+        (None, "4", "5", "6", "TIMEOUT 4.0 environment HWCRYPTO_TIMEOUT"),
+        (None, None, "5", "6", "TIMEOUT 5.0 ini hwcrypto_timeout"),
+        (None, None, None, "6", "TIMEOUT 6.0 board.toml [settings] timeout"),
+        (None, None, None, None, "TIMEOUT 10.0 default"),
+    ],
+)
+def test_settings_precedence(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                             cli: str | None, env: str | None, ini: str | None,
+                             profile: str | None, expected: str) -> None:
+    pytester.makepyfile(test_show=_SHOW_TIMEOUT)
+    pytester.makeini(f"[pytest]\nhwcrypto_timeout = {ini}\n" if ini else "[pytest]\n")
+    settings = f"\n[settings]\ntimeout = {profile}\n" if profile else ""
+    pytester.makefile(".toml", board=f'[board]\nname = "demo"\n{settings}')
+    monkeypatch.delenv("HWCRYPTO_TIMEOUT", raising=False)
+    if env:
+        monkeypatch.setenv("HWCRYPTO_TIMEOUT", env)
+    args = ["--hwcrypto", "--hwcrypto-board=board.toml", "test_show.py", "-s", "-q"]
+    if cli:
+        args.append(f"--hwcrypto-timeout={cli}")
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([expected])
+
+
+def test_bad_environment_value_names_the_variable(pytester: pytest.Pytester,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HWCRYPTO_TIMEOUT", "soon")
+    result = pytester.runpytest("--hwcrypto")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: environment HWCRYPTO_TIMEOUT='soon': *"])
+
+
+def test_report_header_names_the_kernel(pytester: pytest.Pytester) -> None:
+    import os
+
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("--hwcrypto", "test_report_header_names_the_kernel.py")
+    result.stdout.fnmatch_lines([f"hwcrypto: kernel {os.uname().release} *"])
