@@ -65,12 +65,14 @@ def new_run_dir(parent: Path | None = None) -> Path:
     return run_dir
 
 
-def guest_command_script(command: str, cwd: Path, env: dict[str, str], run_dir: Path) -> str:
+def guest_command_script(board: str, command: str, cwd: Path, env: dict[str, str],
+                         run_dir: Path) -> str:
     """The part of the guest script shared by all boards: environment, command, markers."""
     exports = "\n".join(f"export {name}={shlex.quote(value)}" for name, value in sorted(env.items()))
     return f"""
 {exports}
 export HWCRYPTO_BOARD_RUN_DIR={shlex.quote(str(run_dir))}
+export HWCRYPTO_BOARD_KIND={board}
 export PYTHONDONTWRITEBYTECODE=1
 cd {shlex.quote(str(cwd))} || echo "hwcrypto board: cannot enter {cwd}"
 echo HWCRYPTO-BOARD-READY
@@ -112,7 +114,8 @@ class Board(ABC):
         run_dir = run_dir or new_run_dir()
         try:
             script_path = run_dir / "guest.sh"
-            script = self.guest_script(guest_command_script(command, cwd, env, run_dir), run_dir)
+            script = self.guest_script(
+                guest_command_script(self.name, command, cwd, env, run_dir), run_dir)
             script_path.write_text(script)
             script_path.chmod(0o700)
             console = Console(self.boot_argv(run_dir, script_path), run_dir / "console.log",

@@ -20,7 +20,7 @@ DEBIAN_UML_MODULES = Path("/usr/lib/uml/modules")
 # Crypto user API and the block/device-mapper pieces the suites use. Loaded up front so a
 # test never depends on on-demand module loading inside the board.
 GUEST_MODULES = ("algif_skcipher", "algif_hash", "algif_aead", "algif_rng", "loop", "dm_crypt",
-                 "xts", "ctr", "gcm", "ccm", "cbc", "ecb", "sha512_generic", "sha3_generic",
+                 "aes_ti", "xts", "ctr", "gcm", "ccm", "cbc", "ecb", "sha512_generic", "sha3_generic",
                  "des_generic", "chacha20poly1305")
 
 

@@ -1,0 +1,133 @@
+"""Verdicts of the inventory suite (pure): self-tests, expected drivers, blacklisted modules.
+
+Each function takes the parsed inventory and kernel facts and returns a verdict whose
+message names the driver, module and what to do — the suite only turns it into pass,
+fail or skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pytest_hwcrypto.kernel.facts import KernelFacts
+from pytest_hwcrypto.kernel.inventory import InventoryEntry, algorithms_with_multiple_drivers
+from pytest_hwcrypto.kernel.modprobe import BlacklistEntry
+from pytest_hwcrypto.profile import BoardProfile, Expectation
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    passed: bool
+    message: str
+    skip: bool = False
+    finding_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class InventoryFinding:
+    algorithm: str
+    detail: str
+
+
+def _describe(entry: InventoryEntry) -> str:
+    module = entry.module or "?"
+    return f"{entry.driver} ({entry.driver_class}, module {module}, priority {entry.priority})"
+
+
+def selftest_verdict(
+    entry: InventoryEntry, facts: KernelFacts, profile: BoardProfile | None
+) -> CheckVerdict:
+    """Did the crypto manager's self-test pass for this registered driver?"""
+    if entry.selftest == "passed":
+        return CheckVerdict(True, f"{entry.name}: {_describe(entry)} passed its self-test")
+    waiver = profile.waiver_for(entry.driver, "selftest") if profile else None
+    if waiver is not None:
+        return CheckVerdict(
+            True,
+            f"{entry.name}: {entry.driver} self-test "
+            f"{entry.selftest or 'not reported'}, waived: {waiver.reason}",
+            skip=True,
+        )
+    if facts.selftests_enabled is False:
+        return CheckVerdict(
+            True,
+            f"{entry.name}: {entry.driver} was not self-tested: this "
+            "kernel has crypto self-tests compiled out (enable "
+            "CONFIG_CRYPTO_SELFTESTS, or unset "
+            "CONFIG_CRYPTO_MANAGER_DISABLE_TESTS on older kernels)",
+            skip=True,
+        )
+    return CheckVerdict(
+        False,
+        f"{entry.name}: {_describe(entry)} is registered but its "
+        f"self-test is {entry.selftest or 'not reported'}, not passed: "
+        "the kernel may hand it out although it was never proven correct",
+        finding_kind="selftest-failed",
+    )
+
+
+def _blacklist_entry(facts: KernelFacts, module: str | None) -> BlacklistEntry | None:
+    if not module:
+        return None
+    wanted = module.replace("-", "_")
+    return next(
+        (b for b in facts.blacklisted_modules if b.module.replace("-", "_") == wanted), None
+    )
+
+
+def expectation_verdict(
+    expectation: Expectation, entries: Sequence[InventoryEntry], facts: KernelFacts
+) -> CheckVerdict:
+    """Is the driver (or a driver of the class) the board profile expects registered?"""
+    blacklisted = _blacklist_entry(facts, expectation.module)
+    if blacklisted is not None:
+        return CheckVerdict(
+            False,
+            f"{expectation.algorithm}: module {blacklisted.module} is "
+            f"blacklisted at {blacklisted.file}:{blacklisted.line}, so "
+            f"{expectation.describe()} cannot serve it",
+            finding_kind="module-blacklisted",
+        )
+    registered = [e for e in entries if e.name == expectation.algorithm]
+    matching = [e for e in registered if _matches(expectation, e)]
+    if matching:
+        winner = next((e for e in registered if e.winner), None)
+        note = (
+            ""
+            if winner is None or winner in matching
+            else f"; note: the kernel hands out {winner.driver} first (higher priority)"
+        )
+        return CheckVerdict(True, f"{expectation.algorithm}: {_describe(matching[0])}{note}")
+    present = ", ".join(_describe(e) for e in registered) or "nothing"
+    return CheckVerdict(
+        False,
+        f"{expectation.algorithm}: expected {expectation.describe()} "
+        f"is not registered (registered: {present})",
+        finding_kind="driver-missing",
+    )
+
+
+def _matches(expectation: Expectation, entry: InventoryEntry) -> bool:
+    if expectation.driver is not None and entry.driver != expectation.driver:
+        return False
+    if expectation.driver_class is not None and entry.driver_class != expectation.driver_class:
+        return False
+    return not (expectation.module is not None and entry.module != expectation.module)
+
+
+def blacklist_findings(facts: KernelFacts) -> list[InventoryFinding]:
+    """Every blacklisted module, so a laptop that lost AES-NI this way is told so."""
+    return [
+        InventoryFinding("", f"module {b.module} is blacklisted at {b.file}:{b.line}")
+        for b in facts.blacklisted_crypto_modules
+    ]
+
+
+def contested_winners(entries: Iterable[InventoryEntry]) -> dict[str, InventoryEntry]:
+    """The winning driver of every algorithm name that has more than one driver."""
+    entries = list(entries)
+    names = algorithms_with_multiple_drivers(entries)
+    return {
+        name: entry for entry in entries for name in names if entry.name == name and entry.winner
+    }

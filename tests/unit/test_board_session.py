@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_hwcrypto.boards.console import scan_kernel_log
+from pytest_hwcrypto.boards.session import copy_result_files, inner_pytest_args
+
+
+def test_board_options_are_dropped_and_result_files_redirected(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    inner = inner_pytest_args(
+        ["--hwcrypto", "--hwcrypto-vm=uml", "--hwcrypto-kernel", "/k", "--junitxml", "out/j.xml",
+         "--hwcrypto-json=r.json", "-k", "aes"], cwd=tmp_path, run_dir=run_dir)
+    assert inner.args == ["-p", "no:cacheprovider", "--hwcrypto",
+                          f"--junitxml={run_dir / 'junit.xml'}",
+                          f"--hwcrypto-json={run_dir / 'results.json'}", "-k", "aes"]
+    assert inner.result_files == {"junit.xml": tmp_path / "out/j.xml",
+                                  "results.json": tmp_path / "r.json"}
+
+
+def test_result_files_are_copied_to_the_callers_paths(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "junit.xml").write_text("<testsuites/>")
+    inner = inner_pytest_args(["--junitxml=deep/j.xml", "--hwcrypto-json=r.json"],
+                              cwd=tmp_path, run_dir=run_dir)
+    assert copy_result_files(inner, run_dir) == [tmp_path / "deep/j.xml"]
+    assert (tmp_path / "deep/j.xml").read_text() == "<testsuites/>"
+
+
+def test_kernel_log_scanner_finds_selftest_failures_and_oopses() -> None:
+    log = """
+[    3.100000] virtio_crypto virtio0: max_queues: 1
+[    3.200000] alg: akcipher: test 1 failed for virtio-crypto-rsa, err=-22
+[    4.000000] BUG: kernel NULL pointer dereference, address: 0000000000000008
+[    4.000001] Oops: 0000 [#1] PREEMPT SMP NOPTI
+alg: akcipher: test 1 failed for virtio-crypto-rsa, err=-22
+[    5.0] WARNING: CPU: 0 PID: 12 at crypto/testmgr.c:5800 alg_test+0x1/0x2
+"""
+    events = scan_kernel_log(log)
+    assert [(e.kind, e.line[:24]) for e in events] == [
+        ("selftest-failed", "alg: akcipher: test 1 fa"),
+        ("oops", "BUG: kernel NULL pointer"),
+        ("oops", "Oops: 0000 [#1] PREEMPT "),
+        ("warning", "WARNING: CPU: 0 PID: 12 "),
+    ]
+
+
+def test_ordinary_boot_messages_are_not_trouble() -> None:
+    assert scan_kernel_log("alg: No test for lzo (lzo-generic)\nnet: registered\n") == []
