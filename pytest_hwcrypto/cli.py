@@ -60,6 +60,64 @@ def cmd_vm(args: argparse.Namespace) -> int:
     return run_command_in_board(board, command, Path.cwd(), session, sys.stdout)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pytest_hwcrypto.verdict import compare
+    from pytest_hwcrypto.report.results import Results, ResultsError, read_json_object
+
+    def load(path: str) -> Results:
+        try:
+            return compare.results_from_document(read_json_object(Path(path)), path)
+        except ResultsError as error:
+            raise CliError(str(error)) from None
+
+    try:
+        max_drop = compare.parse_fraction(args.max_drop)
+        min_ratio = float(args.min_ratio)
+    except ValueError as error:
+        raise CliError(f"--max-drop/--min-ratio: {error}") from None
+    if args.sw or args.hw:
+        if not (args.sw and args.hw) or args.files:
+            raise CliError("give --sw SW.json and --hw HW.json together, without positional files")
+        try:
+            result = compare.compare_hw_sw(load(args.sw), load(args.hw), min_ratio=min_ratio,
+                                           block_sizes=args.block_sizes, algorithm=args.algorithm)
+        except ValueError as error:
+            raise CliError(f"--block-sizes: {error}") from None
+        comparisons, crossover = result.comparisons, result.crossover
+        lines = compare.format_hw_sw_lines(result)
+    else:
+        if len(args.files) != 2:
+            raise CliError("give BASELINE.json CURRENT.json, or --sw SW.json --hw HW.json")
+        comparisons = compare.compare(load(args.files[0]), load(args.files[1]),
+                                      max_drop=max_drop, algorithm=args.algorithm)
+        crossover = None
+        lines = compare.format_comparison_lines(comparisons, max_drop)
+    if not comparisons:
+        raise CliError("no measurement in the two files matches (same source, algorithm, "
+                       "key size, block size, op)")
+    if args.json:
+        json.dump(compare.comparisons_to_json(comparisons, crossover), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 1 if compare.any_failed(comparisons) else 0
+
+
+def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "compare", help="compare two results files: regressions, or HW against SW")
+    parser.add_argument("files", nargs="*", metavar="BASELINE.json CURRENT.json")
+    parser.add_argument("--sw", help="results measured on the software path")
+    parser.add_argument("--hw", help="results measured on the hardware path")
+    parser.add_argument("--max-drop", default="10%", help="largest accepted slowdown (10%%)")
+    parser.add_argument("--min-ratio", default="1.0", help="HW must be >= R x SW (1.0)")
+    parser.add_argument("--block-sizes", default=None, help="range the HW rule applies to, "
+                        "e.g. '>=8192' or '4096..65536'")
+    parser.add_argument("--algorithm", help="only this algorithm")
+    parser.add_argument("--json", action="store_true", help="comparisons as JSON")
+    parser.set_defaults(func=cmd_compare)
+
+
 def _add_inventory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("inventory", help="list registered crypto implementations")
     parser.add_argument("--json", action="store_true", help="JSON as in the results schema")
@@ -84,6 +142,7 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_inventory,
+    _add_compare,
     _add_vm,
 )
 

@@ -1,0 +1,358 @@
+"""QEMU board: a stock x86-64 kernel with AES-NI and a virtio-crypto offload engine.
+
+This is the board for driver diversity. Under QEMU's TCG with `-cpu max` the guest CPU has
+AES-NI, so `aesni_intel` registers the `cpu-accel` drivers (cbc-aes-aesni, xts-aes-aesni,
+...); QEMU's virtio-crypto device with the builtin cryptodev backend gives the guest's
+`virtio_crypto` module a real `offload` engine (virtio_crypto_aes_cbc, priority 150) and a
+real broken one (virtio-crypto-rsa fails its self-test: the builtin backend has no RSA raw
+padding).
+
+The board is booted with virtme-ng (`vng`, PyPI virtme-ng) on the host's root filesystem
+over 9p, read-only; vng puts RAM-backed overlays on /etc, /usr, /var, /home, /tmp ... so
+the guest can write there without touching the host, and exports the run directory
+read-write. The default kernel is Debian's linux-image-amd64 (/boot/vmlinuz-<release>,
+modules in /lib/modules/<release>); a custom bzImage and its modules directory work too.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from pytest_hwcrypto.boards.base import Board, BoardError
+
+DEBIAN_KERNEL_DIR = Path("/boot")
+DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
+HOST_MODULES_ROOT = Path("/lib/modules")
+QEMU_BINARY = "qemu-system-x86_64"
+BUSYBOX_NAMES = ("busybox-static", "busybox.static", "busybox")  # what vng looks for
+
+# HWCRYPTO_KVM=1 forces KVM, 0 forces TCG; unset (or "auto") lets the probe below decide.
+KVM_ENVIRONMENT_VARIABLE = "HWCRYPTO_KVM"
+KVM_DEVICE = Path("/dev/kvm")
+# PVM ("pagetable-based virtual machine") is a KVM flavour for running inside a cloud VM
+# without nested hardware virtualisation. It only runs guest kernels built for PVM: a stock
+# kernel hangs right after its real-mode setup code (seen here: "Probing EDD ... ok", then
+# nothing), and QEMU's -cpu max/host abort on MSRs it cannot set.
+PVM_MODULE = Path("/sys/module/kvm_pvm")
+KVM_PROBE_SECONDS = 10.0
+
+# What the guest's QEMU gets besides what vng sets up itself.
+# -nodefaults: no CD-ROM, floppy or NIC; vng wires its console and 9p devices explicitly.
+#   The default CD-ROM alone cost seconds of udev and sr probing per boot under TCG.
+# -cpu max: under TCG this emulates AES-NI, PCLMULQDQ, AVX2 ..., so the x86 accelerated
+#   drivers register; under KVM it is the host CPU with everything KVM can pass through.
+# virtio-crypto-pci with the builtin backend: the offload engine (see the module docstring).
+QEMU_OPTIONS = (
+    "-nodefaults",
+    "-cpu", "max",
+    "-object", "cryptodev-backend-builtin,id=hwcrypto-cryptodev0",
+    "-device", "virtio-crypto-pci,id=hwcrypto-crypto0,cryptodev=hwcrypto-cryptodev0",
+)
+
+# Loaded up front so a test never depends on on-demand module loading inside the board:
+# the offload and CPU drivers, the crypto user API, dm-crypt on loop, the templates and
+# generic implementations the suites compare against. One modprobe call: every exec on the
+# 9p root costs a noticeable fraction of a second under TCG. Missing ones are skipped.
+GUEST_MODULES = ("virtio_crypto", "aesni_intel", "ghash_clmulni_intel", "sha512_ssse3",
+                 "chacha_x86_64", "poly1305_x86_64",
+                 "algif_skcipher", "algif_hash", "algif_aead", "algif_rng",
+                 "loop", "dm_crypt", "xts", "ctr", "gcm", "ccm", "cbc", "ecb", "essiv",
+                 "authenc", "sha512_generic", "sha3_generic", "des_generic",
+                 "chacha20poly1305", "drbg")
+
+# A 182-byte boot sector that does what a Linux kernel does first: real mode -> 32-bit
+# protected mode -> PAE paging + EFER.LME -> 64-bit long mode, then writes 0x2a to QEMU's
+# isa-debug-exit port (iobase 0xf4), which ends QEMU with status (0x2a << 1) | 1 = 85.
+# A hypervisor that cannot run a stock kernel (PVM) hangs in it; real-mode-only code is not
+# enough (PVM ran a real-mode-only sector fine). Assembled from (GNU as, .code16 at 0x7c00):
+#   cli; xor ax,ax; mov ds/ss,ax; mov sp,0x7c00; lgdt [gdt_desc]; cr0.PE=1; ljmp 8:pm32
+#   pm32 (.code32): ds/es/ss=0x10; zero 0x1000-0x3fff; PML4[0]=0x2003; PDPT[0]=0x3003;
+#     PD[0]=0x83 (2 MiB identity page); cr3=0x1000; cr4.PAE=1; EFER.LME=1; cr0.PG=1;
+#     ljmp 0x18:lm64
+#   lm64 (.code64): mov al,0x2a; out 0xf4,al; hlt
+#   gdt: null, code32 0x00cf9a000000ffff, data 0x00cf92000000ffff, code64 0x00af9a000000ffff
+_LONG_MODE_PROBE = bytes.fromhex(
+    "fa31c08ed88ed0bc007c660f0116b07c0f20c06683c8010f22c066ea227c0000"
+    "080066b810008ed88ec08ed0bf0010000031c0b9000c0000f3abc70500100000"
+    "03200000c7050020000003300000c7050030000083000000b8001000000f22d8"
+    "0f20e083c8200f22e0b9800000c00f320d000100000f300f20c00d000000800f"
+    "22c0ea897c00001800b02ae6f4f466900000000000000000ffff0000009acf00"
+    "ffff00000092cf00ffff0000009aaf001f00907c0000"
+)
+_PROBE_EXIT_STATUS = (0x2A << 1) | 1
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """How QEMU runs the guest, and why that was chosen (it goes into every report)."""
+
+    kvm: bool
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return "KVM" if self.kvm else "TCG"
+
+
+def choose_accelerator(environ: Mapping[str, str], qemu: str) -> Accelerator:
+    """KVM only when it is proven to run a stock kernel; TCG otherwise.
+
+    TCG is the safe default: it is slow (~30-40 s to boot here) but always works, while a
+    KVM that cannot run the kernel does not fail, it hangs until the board's timeout.
+    """
+    forced = environ.get(KVM_ENVIRONMENT_VARIABLE, "").strip().lower()
+    if forced in ("0", "1"):
+        return Accelerator(forced == "1", f"{KVM_ENVIRONMENT_VARIABLE}={forced}")
+    if forced not in ("", "auto"):
+        raise BoardError(f"{KVM_ENVIRONMENT_VARIABLE} must be 0, 1 or auto, not {forced!r}")
+    if not KVM_DEVICE.exists() or not os.access(KVM_DEVICE, os.R_OK | os.W_OK):
+        return Accelerator(False, f"{KVM_DEVICE} is missing or not accessible")
+    if PVM_MODULE.exists():
+        return Accelerator(False, "host KVM is PVM (kvm_pvm), which cannot run stock kernels")
+    if not long_mode_probe_passes(qemu, "kvm"):
+        return Accelerator(False, "KVM probe failed: a long-mode boot sector did not finish")
+    return Accelerator(True, "KVM probe passed")
+
+
+@functools.lru_cache(maxsize=None)
+def long_mode_probe_passes(qemu: str, accel: str) -> bool:
+    """Boot the probe sector under `accel` (kvm or tcg); True when it reached long mode.
+
+    Cached: the answer does not change within a process, and a failing KVM probe costs
+    its full timeout.
+    """
+    with tempfile.TemporaryDirectory(prefix="hwcrypto-kvm-probe-") as probe_dir:
+        image = Path(probe_dir) / "probe.img"
+        image.write_bytes(_LONG_MODE_PROBE.ljust(510, b"\0") + b"\x55\xaa")
+        argv = [qemu, "-accel", accel, "-cpu", "max", "-M", "pc", "-m", "16", "-nodefaults",
+                "-no-user-config", "-display", "none", "-serial", "none", "-monitor", "none",
+                "-device", "isa-debug-exit,iobase=0xf4,iosize=1",
+                "-drive", f"file={image},format=raw,if=floppy"]
+        try:
+            # subprocess.run kills exactly this child (by PID) when the timeout hits.
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, timeout=KVM_PROBE_SECONDS,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return done.returncode == _PROBE_EXIT_STATUS
+
+
+def bzimage_release(kernel: Path) -> str | None:
+    """The release string an x86 bzImage carries in its setup header, if it has one.
+
+    Boot protocol: "HdrS" at 0x202; the 16-bit field at 0x20e points (relative to 0x200)
+    at a NUL-terminated "6.1.0-57-amd64 (debian-kernel@...) #1 SMP ..." string.
+    """
+    try:
+        with open(kernel, "rb") as image:
+            header = image.read(0x4000 + 0x200)
+    except OSError:
+        return None
+    if header[0x202:0x206] != b"HdrS" or len(header) < 0x210:
+        return None
+    offset = int.from_bytes(header[0x20E:0x210], "little") + 0x200
+    text = header[offset:offset + 256].split(b"\0", 1)[0].decode("ascii", "replace")
+    words = text.split()
+    return words[0] if words else None
+
+
+def _release_sort_key(release: str) -> list[tuple[int, str]]:
+    """Natural order: 6.1.0-57 after 6.1.0-9."""
+    return [(int(part), "") if part.isdigit() else (-1, part)
+            for part in re.split(r"(\d+)", release) if part]
+
+
+def newest_debian_kernel(boot_dir: Path = DEBIAN_KERNEL_DIR,
+                         modules_root: Path = HOST_MODULES_ROOT) -> Path | None:
+    """The newest /boot/vmlinuz-*-amd64 whose modules are installed, or None."""
+    candidates = [image for image in boot_dir.glob(DEBIAN_KERNEL_GLOB)
+                  if (modules_root / image.name[len("vmlinuz-"):]).is_dir()]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda image: _release_sort_key(image.name[len("vmlinuz-"):]))
+
+
+def find_vng() -> str | None:
+    """vng on PATH, or beside the running Python (a virtualenv that is not activated)."""
+    found = shutil.which("vng")
+    if found:
+        return found
+    beside_python = Path(sys.executable).parent / "vng"
+    return str(beside_python) if os.access(beside_python, os.X_OK) else None
+
+
+class QemuBoard(Board):
+    name = "qemu"
+
+    def __init__(self, kernel: Path | None = None, modules_dir: Path | None = None,
+                 memory: str = "2G", cpus: int = 2,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self._kernel = kernel
+        self._modules_dir = modules_dir
+        self.memory = memory
+        self.cpus = cpus
+        self._environ: Mapping[str, str] = os.environ if environ is None else environ
+        self._accelerator: Accelerator | None = None
+
+    # -- what this board boots ------------------------------------------------------------
+
+    def kernel_image(self) -> Path:
+        if self._kernel is not None:
+            return self._kernel
+        newest = newest_debian_kernel()
+        if newest is None:
+            raise BoardError("no Debian x86-64 kernel with modules in /boot: "
+                             "apt-get install linux-image-amd64")
+        return newest
+
+    def release(self) -> str:
+        kernel = self.kernel_image()
+        from_header = bzimage_release(kernel)
+        if from_header:
+            return from_header
+        if kernel.name.startswith("vmlinuz-"):
+            return kernel.name[len("vmlinuz-"):]
+        return self._modules_dir.name if self._modules_dir is not None else "unknown"
+
+    def modules_dir(self) -> Path | None:
+        if self._modules_dir is not None:
+            return self._modules_dir
+        installed = HOST_MODULES_ROOT / self.release()
+        return installed if installed.is_dir() else None
+
+    def accelerator(self) -> Accelerator:
+        if self._accelerator is None:
+            self._accelerator = choose_accelerator(self._environ, self._qemu())
+        return self._accelerator
+
+    def kernel_description(self) -> str:
+        accel = self._accelerator.label if self._accelerator is not None else "TCG/KVM undecided"
+        return f"{self.kernel_image()} (QEMU x86_64 {self.release()}, {accel})"
+
+    # -- prerequisites --------------------------------------------------------------------
+
+    def check_prerequisites(self) -> None:
+        if not shutil.which(QEMU_BINARY):
+            raise BoardError(f"the QEMU board needs {QEMU_BINARY}: "
+                             "apt-get install qemu-system-x86")
+        if find_vng() is None:
+            raise BoardError("the QEMU board needs virtme-ng (vng): pip install virtme-ng")
+        if not any(shutil.which(name) for name in BUSYBOX_NAMES):
+            raise BoardError("the QEMU board needs busybox for virtme-ng's initramfs: "
+                             "apt-get install busybox-static")
+        self._check_kernel()
+        self.accelerator()  # a bad HWCRYPTO_KVM value is reported before booting
+
+    def _check_kernel(self) -> None:
+        kernel = self.kernel_image()
+        if not kernel.is_file():
+            raise BoardError(f"QEMU kernel {kernel} not found: check --hwcrypto-kernel")
+        if not os.access(kernel, os.R_OK):
+            raise BoardError(f"QEMU kernel {kernel} is not readable by this user")
+        if self._modules_dir is None:
+            return
+        if not self._modules_dir.is_dir():
+            raise BoardError(f"modules directory {self._modules_dir} not found")
+        release = self.release()
+        if self._modules_dir.name != release:
+            raise BoardError(f"modules directory {self._modules_dir} does not match kernel "
+                             f"{kernel} (release {release}); pass .../lib/modules/{release}")
+
+    # -- booting --------------------------------------------------------------------------
+
+    def _qemu(self) -> str:
+        return shutil.which(QEMU_BINARY) or QEMU_BINARY
+
+    def boot_argv(self, run_dir: Path, guest_script: Path) -> list[str]:
+        vng = find_vng() or "vng"
+        argv = [
+            # vng and virtme-run keep temporary files (the exit-code file, the initramfs)
+            # in TMPDIR; in the run directory they go away with it, even when the board
+            # is killed before vng can clean up.
+            "env", f"TMPDIR={run_dir}",
+            vng, "--run", str(self._kernel_for_vng(run_dir)),
+            "--name", "hwcrypto-qemu",
+            # Our guest script mounts and loads modules, whoever runs the board.
+            "--user", "root",
+            # Debian's qemu-system-common ships the old C virtiofsd at /usr/lib/qemu;
+            # vng tries it, fails, waits ~3.5 s per export and falls back to 9p anyway.
+            "--force-9p",
+            # The kernel log on the console: a board that panics or hangs during boot
+            # leaves the reason in the console log. The guest script quiets it again
+            # before the command runs.
+            "--verbose",
+            "--memory", self.memory, "--cpus", str(self.cpus),
+            "--rwdir", str(run_dir),
+            # One word: argparse takes a separate value starting with "-" for an option.
+            "--qemu-opts=" + " ".join(QEMU_OPTIONS),
+            "--exec", f"/bin/sh {shlex.quote(str(guest_script))}",
+        ]
+        if not self.accelerator().kvm:
+            argv.insert(argv.index("--name"), "--disable-kvm")
+        return argv
+
+    def _kernel_for_vng(self, run_dir: Path) -> Path:
+        """The kernel path to hand vng, staged with its modules when they live elsewhere.
+
+        vng finds a kernel's modules at <root>/lib/modules/<release>, <root> being the
+        nearest ancestor of the kernel image that has lib/modules (/ for /boot/vmlinuz-*),
+        and puts the ones it needs to mount the root (virtio, 9p, overlay) in its
+        initramfs. A custom modules directory is linked into that layout in the run dir.
+        """
+        kernel = self.kernel_image()
+        if self._modules_dir is None:
+            return kernel
+        stage = run_dir / "kernel"
+        (stage / "lib" / "modules").mkdir(parents=True, exist_ok=True)
+        (stage / "boot").mkdir(exist_ok=True)
+        modules_link = stage / "lib" / "modules" / self.release()
+        kernel_link = stage / "boot" / kernel.name
+        for link, target in ((modules_link, self._modules_dir), (kernel_link, kernel)):
+            if not link.is_symlink():
+                link.symlink_to(target.resolve())
+        return kernel_link
+
+    def guest_script(self, command_script: str, run_dir: Path) -> str:
+        # No halt at the end: vng's init powers the guest off when the script returns.
+        return "#!/bin/sh\n" + self._setup_script(run_dir) + command_script
+
+    def _setup_script(self, run_dir: Path) -> str:
+        run = shlex.quote(str(run_dir))
+        return f"""
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+unset TMPDIR
+# Kernel messages stay in dmesg (saved to the run directory at the end); only emergencies
+# still reach the console, so the command's streamed output is not interleaved with them.
+dmesg -n 1 2>/dev/null
+# vng's init mounts most of this already; a different init or a newer vng may not.
+mountpoint -q /dev/pts || {{ mkdir -p /dev/pts; mount -t devpts devpts /dev/pts; }}
+mountpoint -q /dev/shm || {{ mkdir -p /dev/shm; mount -t tmpfs tmpfs /dev/shm; }}
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
+# vng's init ran udev to load device drivers. Stop it now, as on the UML board: dm-crypt
+# setup must not race udev rules (DM_DISABLE_UDEV=1 below) and measurements must not
+# compete with udev workers.
+udevadm control --exit 2>/dev/null
+# Scratch space. vng's /tmp is an overlay on the host's /tmp: writes stay in RAM, but the
+# host's files (other boards' run directories among them) show through and every lookup
+# goes over 9p. A fresh tmpfs instead; the run directory, the one writable host
+# directory, is kept aside and bound back on top.
+mkdir -p /run/hwcrypto-run
+mount --bind {run} /run/hwcrypto-run
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mkdir -p {run}
+mount --bind /run/hwcrypto-run {run}
+umount /run/hwcrypto-run
+export DM_DISABLE_UDEV=1
+"""

@@ -1,0 +1,406 @@
+"""The results JSON model (schema "pytest-hwcrypto/1", DESIGN.md section 3).
+
+One file carries what a session (or `hwcrypto parse`) learnt: the kernel, the /proc/crypto
+inventory, throughput measurements, findings and rule verdicts.  Other tools read these
+files (`hwcrypto compare`, CI dashboards), so:
+
+* loading validates every field and reports bad input in one line naming the file and the
+  place (JSON line/column, or the entry and key), never with a traceback;
+* keys this version does not know are kept (in each object's `extra`) and written back, so a
+  file passed through an older tool loses nothing;
+* optional fields that are unset are left out of the JSON rather than written as null, so
+  parser output stays small and readable.
+
+The only I/O here is `read_json_object`, `load_results` and `save_results`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from pytest_hwcrypto.measure.stats import SampleStats
+
+SCHEMA = "pytest-hwcrypto/1"
+
+FINDING_KINDS = frozenset(
+    {
+        "hw-loses-to-sw",
+        "winner-not-fastest",
+        "crossover",
+        "regression",
+        "below-floor",
+        "driver-missing",
+        "module-blacklisted",
+        "afalg-masked",
+    }
+)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class ResultsError(ValueError):
+    """Bad results input; the message is one line naming the file and the place."""
+
+
+@dataclass
+class Measurement:
+    """One throughput figure: an algorithm through one path, driver, key size and block size.
+
+    `bytes_per_second` is the headline number (the median when samples exist).  `samples`
+    are bytes/s per repetition; when present, verdicts use their statistics.  `ci_low` and
+    `ci_high` carry an interval from a source that has no raw samples (pytest-benchmark).
+    """
+
+    source: str
+    algorithm: str
+    driver: str | None
+    key_bits: int | None
+    block_size: int | None
+    op: str
+    bytes_per_second: float
+    samples: list[float] = field(default_factory=list)
+    ci_low: float | None = None
+    ci_high: float | None = None
+    cov: float | None = None
+    cpu_seconds: float | None = None
+    bytes_per_cpu_second: float | None = None
+    driver_class: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def sample_stats(self) -> SampleStats:
+        """Statistics to decide on: from samples when present, else the point value."""
+        if self.samples:
+            return SampleStats.from_samples(self.samples)
+        return SampleStats.from_point(self.bytes_per_second, self.ci_low, self.ci_high)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "source": self.source,
+            "algorithm": self.algorithm,
+            "driver": self.driver,
+            "key_bits": self.key_bits,
+            "block_size": self.block_size,
+            "op": self.op,
+            "bytes_per_second": self.bytes_per_second,
+        }
+        if self.samples:
+            data["samples"] = list(self.samples)
+        for name in _MEASUREMENT_OPTIONAL_NUMBERS:
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.driver_class is not None:
+            data["driver_class"] = self.driver_class
+        return _with_extra(data, self.extra)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Measurement:
+        reader = _ObjectReader(data, where)
+        measurement = cls(
+            source=reader.string("source"),
+            algorithm=reader.string("algorithm"),
+            driver=reader.optional_string("driver"),
+            key_bits=reader.optional_int("key_bits"),
+            block_size=reader.optional_int("block_size"),
+            op=reader.string("op"),
+            bytes_per_second=reader.number("bytes_per_second"),
+            samples=reader.number_list("samples"),
+            ci_low=reader.optional_number("ci_low"),
+            ci_high=reader.optional_number("ci_high"),
+            cov=reader.optional_number("cov"),
+            cpu_seconds=reader.optional_number("cpu_seconds"),
+            bytes_per_cpu_second=reader.optional_number("bytes_per_cpu_second"),
+            driver_class=reader.optional_string("driver_class"),
+        )
+        measurement.extra = reader.unread()
+        return measurement
+
+
+_MEASUREMENT_OPTIONAL_NUMBERS = ("ci_low", "ci_high", "cov", "cpu_seconds", "bytes_per_cpu_second")
+
+
+@dataclass
+class Finding:
+    """Something worth a human's attention, found with or without a rule."""
+
+    kind: str
+    algorithm: str
+    detail: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FINDING_KINDS:
+            raise ValueError(f"unknown finding kind {self.kind!r} (known: {_known(FINDING_KINDS)})")
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"kind": self.kind, "algorithm": self.algorithm, "detail": self.detail}
+        return _with_extra(data, self.extra)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Finding:
+        reader = _ObjectReader(data, where)
+        kind = reader.string("kind")
+        if kind not in FINDING_KINDS:
+            raise ResultsError(
+                f"{where}: unknown finding kind {kind!r} (known: {_known(FINDING_KINDS)})"
+            )
+        finding = cls(
+            kind=kind, algorithm=reader.string("algorithm"), detail=reader.string("detail")
+        )
+        finding.extra = reader.unread()
+        return finding
+
+
+@dataclass
+class Verdict:
+    """The outcome of one rule: passed or not, and a message with the numbers."""
+
+    rule: str
+    passed: bool
+    message: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"rule": self.rule, "passed": self.passed, "message": self.message}
+        return _with_extra(data, self.extra)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Verdict:
+        reader = _ObjectReader(data, where)
+        verdict = cls(
+            rule=reader.string("rule"),
+            passed=reader.boolean("passed"),
+            message=reader.string("message"),
+        )
+        verdict.extra = reader.unread()
+        return verdict
+
+
+@dataclass
+class Results:
+    """A whole results file."""
+
+    kernel: dict[str, Any] = field(default_factory=dict)
+    inventory: list[dict[str, Any]] = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "schema": SCHEMA,
+            "kernel": dict(self.kernel),
+            "inventory": [dict(entry) for entry in self.inventory],
+            "measurements": [measurement.to_json() for measurement in self.measurements],
+            "findings": [finding.to_json() for finding in self.findings],
+            "verdicts": [verdict.to_json() for verdict in self.verdicts],
+        }
+        return _with_extra(data, self.extra)
+
+    @classmethod
+    def from_json(cls, data: Any, source_name: str) -> Results:
+        """Validate and build from a decoded JSON document; errors name `source_name`."""
+        reader = _ObjectReader(data, source_name)
+        if "schema" not in data:
+            raise ResultsError(
+                f"{source_name}: not a pytest-hwcrypto results file (no 'schema' key)"
+            )
+        schema = reader.optional_string("schema")
+        if schema != SCHEMA:
+            raise ResultsError(
+                f"{source_name}: unsupported schema {schema!r} (expected {SCHEMA!r})"
+            )
+        results = cls(
+            kernel=reader.mapping("kernel"),
+            inventory=[
+                _plain_object(entry, f"{source_name}: inventory[{index}]")
+                for index, entry in enumerate(reader.array("inventory"))
+            ],
+            measurements=[
+                Measurement.from_json(entry, f"{source_name}: measurements[{index}]")
+                for index, entry in enumerate(reader.array("measurements"))
+            ],
+            findings=[
+                Finding.from_json(entry, f"{source_name}: findings[{index}]")
+                for index, entry in enumerate(reader.array("findings"))
+            ],
+            verdicts=[
+                Verdict.from_json(entry, f"{source_name}: verdicts[{index}]")
+                for index, entry in enumerate(reader.array("verdicts"))
+            ],
+        )
+        results.extra = reader.unread()
+        return results
+
+
+def read_json_object(path: PathLike) -> dict[str, Any]:
+    """Read a JSON file whose top level is an object; ResultsError names file and line/col."""
+    name = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ResultsError(f"{name}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ResultsError(f"{name}: not UTF-8 text ({error.reason})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultsError(
+            f"{name}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    if not isinstance(document, dict):
+        raise ResultsError(
+            f"{name}: expected a JSON object at the top level, got {_type_name(document)}"
+        )
+    return document
+
+
+def load_results(path: PathLike) -> Results:
+    """Load and validate a results file."""
+    return Results.from_json(read_json_object(path), os.fspath(path))
+
+
+def save_results(results: Results, path: PathLike) -> None:
+    """Write `results` as JSON, atomically: a killed run never leaves half a file behind."""
+    target = Path(path)
+    text = json.dumps(results.to_json(), indent=2, allow_nan=False) + "\n"
+    # a sibling temporary (same file system, so the rename is atomic) created with the
+    # caller's umask, unlike tempfile's private 0600 files
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+class _ObjectReader:
+    """Typed, error-reporting access to one JSON object; remembers which keys were read."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise ResultsError(f"{where}: expected an object, got {_type_name(data)}")
+        self._data = data
+        self._where = where
+        self._read: set[str] = set()
+
+    def unread(self) -> dict[str, Any]:
+        return {key: value for key, value in self._data.items() if key not in self._read}
+
+    def _get(self, key: str, required: bool) -> Any:
+        self._read.add(key)
+        if key not in self._data:
+            if required:
+                raise ResultsError(f"{self._where}: missing key {key!r}")
+            return None
+        return self._data[key]
+
+    def _wrong_type(self, key: str, expected: str, value: Any) -> ResultsError:
+        return ResultsError(
+            f"{self._where}: key {key!r} must be {expected}, "
+            f"got {_type_name(value)} {_short_repr(value)}"
+        )
+
+    def string(self, key: str) -> str:
+        value = self._get(key, required=True)
+        if not isinstance(value, str):
+            raise self._wrong_type(key, "a string", value)
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        value = self._get(key, required=False)
+        if value is not None and not isinstance(value, str):
+            raise self._wrong_type(key, "a string or null", value)
+        return value
+
+    def boolean(self, key: str) -> bool:
+        value = self._get(key, required=True)
+        if not isinstance(value, bool):
+            raise self._wrong_type(key, "true or false", value)
+        return value
+
+    def optional_int(self, key: str) -> int | None:
+        value = self._get(key, required=False)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise self._wrong_type(key, "an integer or null", value)
+        return value
+
+    def number(self, key: str) -> float:
+        value = self._get(key, required=True)
+        if not _is_throughput(value):
+            raise self._wrong_type(key, "a finite number >= 0", value)
+        return float(value)
+
+    def optional_number(self, key: str) -> float | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if not _is_throughput(value):
+            raise self._wrong_type(key, "a finite number >= 0 or null", value)
+        return float(value)
+
+    def number_list(self, key: str) -> list[float]:
+        value = self._get(key, required=False)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(_is_throughput(item) for item in value):
+            raise self._wrong_type(key, "a list of finite numbers >= 0", value)
+        return [float(item) for item in value]
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self._get(key, required=False)
+        if value is None:
+            return {}
+        return _plain_object(value, f"{self._where}: {key}")
+
+    def array(self, key: str) -> Sequence[Any]:
+        value = self._get(key, required=False)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self._wrong_type(key, "a list", value)
+        return value
+
+
+def _with_extra(known: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Known keys first (readable files), then preserved unknown keys; known keys win."""
+    for key, value in extra.items():
+        known.setdefault(key, value)
+    return known
+
+
+def _plain_object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ResultsError(f"{where}: expected an object, got {_type_name(value)}")
+    return dict(value)
+
+
+def _is_throughput(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and value >= 0
+
+
+def _type_name(value: Any) -> str:
+    names = {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(
+        type(value), "number" if isinstance(value, (int, float)) else type(value).__name__
+    )
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _known(names: frozenset[str]) -> str:
+    return ", ".join(sorted(names))

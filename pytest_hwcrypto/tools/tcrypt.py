@@ -1,0 +1,269 @@
+"""Parse tcrypt speed results from the kernel log (pure: text in, Measurements out).
+
+`modprobe tcrypt mode=N sec=S` (CONFIG_CRYPTO_TEST, CONFIG_CRYPTO_BENCHMARK since 2025)
+prints its results with printk; the formats matched here are those of crypto/tcrypt.c:
+
+* a header per algorithm, driver and direction::
+
+      tcrypt: testing speed of async cbc(aes) (cbc-aes-aesni) encryption
+      tcrypt: testing speed of gcm(aes) (generic-gcm-aesni) decryption     (AEAD)
+      tcrypt: testing speed of multibuffer ecb(aes) (ecb-aes-aesni) encryption
+      tcrypt: testing speed of async sha256 (sha256-avx2)                  (hash)
+
+  (old kernels omit the driver; the driver can itself contain parentheses, e.g.
+  ``xts(ecb(aes-generic))``);
+* cipher and AEAD tests, the result printed with pr_cont on the same line, or (AEAD in
+  cycles mode) with pr_info on the next one::
+
+      test 0 (128 bit key, 16 byte blocks): 1234567 operations in 1 seconds (19753072 bytes)
+      test 3 (256 bit key,512 byte blocks):
+      1 operation in 1234 cycles (512 bytes)
+
+* hash tests; single-update results arrive with pr_info, i.e. on a line of their own::
+
+      test  0 (   16 byte blocks,   16 bytes per update,   1 updates):
+       5234567 opers/sec,  83753072 bytes/sec
+      test  1 (   64 byte blocks,   16 bytes per update,   4 updates):  1209874 opers/sec, ...
+
+  and in cycles mode ``   704 cycles/operation,   11 cycles/byte``.
+
+Because results and their test line may be split over lines, joined on one line (text
+pasted into a bug report with its whitespace collapsed), or interleaved with dmesg
+timestamps (``[   12.345678] ``) and other messages, the text is read as a stream of
+events (header, test, result) found anywhere in it, and each result is paired with the
+test announced last.
+
+Output: one Measurement per result, source "tcrypt", op "encrypt"/"decrypt" for ciphers
+and AEADs, "digest" for single-update hashes and "update-<n>" for hashes fed n bytes per
+update (so that the key (algorithm, block size, op) stays unique).  Results in cycles
+(``sec=0``) become bytes/s only when the CPU clock is given; akcipher results (sign/verify,
+operations without bytes) carry no throughput and are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Union
+
+from pytest_hwcrypto.report.results import Measurement
+
+SOURCE = "tcrypt"
+
+
+class TcryptParseError(ValueError):
+    """The text holds no tcrypt speed result; the message says what was found instead."""
+
+
+@dataclass(frozen=True)
+class _Header:
+    algorithm: str
+    driver: str | None
+    op: str | None  # None for hashes
+    mode: str | None  # "async", "sync", "multibuffer" or None
+
+
+@dataclass(frozen=True)
+class _CipherTest:
+    index: int
+    key_bits: int
+    block_size: int
+
+
+@dataclass(frozen=True)
+class _HashTest:
+    index: int
+    block_size: int
+    update_size: int
+
+
+_Event = Union[_Header, _CipherTest, _HashTest, "_Result"]
+
+
+@dataclass(frozen=True)
+class _Result:
+    """A result as printed: either bytes/s directly, or cycles per operation."""
+
+    bytes_per_second: float | None
+    cycles_per_operation: int | None
+    details: dict[str, Any]
+
+
+_HEADER = re.compile(
+    r"testing speed of\s+(?:(?P<mode>async|sync|multibuffer)\s+)?"
+    r"(?P<algorithm>[^\s(]+(?:\(\S*\))?)"
+)
+_DIRECTION = re.compile(r"\s*(?P<op>encryption|decryption)\b")
+_CIPHER_TEST = re.compile(
+    r"\btest\s*(?P<index>\d+)\s*\(\s*(?P<key_bits>\d+)\s*bit key\s*,"
+    r"\s*(?P<block_size>\d+)\s*byte blocks\s*\)\s*:"
+)
+_HASH_TEST = re.compile(
+    r"\btest\s*(?P<index>\d+)\s*\(\s*(?P<block_size>\d+)\s*byte blocks\s*,"
+    r"\s*(?P<update_size>\d+)\s*bytes per update\s*,\s*(?P<updates>\d+)\s*updates\s*\)\s*:"
+)
+_OPERATIONS = re.compile(
+    r"\b(?P<operations>\d+)\s*operations in\s*(?P<seconds>\d+)\s*seconds"
+    r"\s*\(\s*(?P<bytes>\d+)\s*bytes\s*\)"
+)
+_CYCLES = re.compile(
+    r"\b1 operation in\s*(?P<cycles>\d+)\s*cycles\s*\(\s*(?P<bytes>\d+)\s*bytes\s*\)"
+)
+_HASH_RATE = re.compile(
+    r"\b(?P<operations>\d+)\s*opers/sec\s*,\s*(?P<bytes_per_second>\d+)\s*bytes/sec"
+)
+_HASH_CYCLES = re.compile(
+    r"\b(?P<cycles>\d+)\s*cycles/operation\s*,\s*(?P<cycles_per_byte>\d+)\s*cycles/byte"
+)
+
+
+def parse_tcrypt(
+    text: str, source_name: str = "<input>", cpu_hz: float | None = None
+) -> list[Measurement]:
+    """Measurements from tcrypt speed output; TcryptParseError when there are none.
+
+    `cpu_hz` converts results in cycles (tcrypt run with sec=0) to bytes/s.
+    """
+    measurements: list[Measurement] = []
+    cycle_results = 0
+    header: _Header | None = None
+    test: _CipherTest | _HashTest | None = None
+    for event in _events(text):
+        if isinstance(event, _Header):
+            header, test = event, None
+        elif isinstance(event, (_CipherTest, _HashTest)):
+            test = event if header is not None else None
+        elif header is not None and test is not None:
+            if event.cycles_per_operation is not None:
+                cycle_results += 1
+            measurement = _measurement(header, test, event, cpu_hz)
+            if measurement is not None:
+                measurements.append(measurement)
+            test = None  # one result per announced test
+    if not measurements:
+        raise TcryptParseError(_nothing_found(source_name, text, cycle_results))
+    return measurements
+
+
+def _events(text: str) -> Iterator[_Event]:
+    """Headers, tests and results in the order they appear in the text."""
+    readers: list[tuple[re.Pattern[str], Callable[[re.Match[str]], _Event]]] = [
+        (_HEADER, lambda match: _header(match, text)),
+        (_CIPHER_TEST, _cipher_test),
+        (_HASH_TEST, _hash_test),
+        (_OPERATIONS, _operations_result),
+        (_CYCLES, _cycles_result),
+        (_HASH_RATE, _hash_rate_result),
+        (_HASH_CYCLES, _hash_cycles_result),
+    ]
+    found = [
+        (match.start(), read(match))
+        for pattern, read in readers
+        for match in pattern.finditer(text)
+    ]
+    for _, event in sorted(found, key=lambda item: item[0]):
+        yield event
+
+
+def _cipher_test(match: re.Match[str]) -> _CipherTest:
+    return _CipherTest(int(match["index"]), int(match["key_bits"]), int(match["block_size"]))
+
+
+def _hash_test(match: re.Match[str]) -> _HashTest:
+    return _HashTest(int(match["index"]), int(match["block_size"]), int(match["update_size"]))
+
+
+def _cycles_result(match: re.Match[str]) -> _Result:
+    cycles = int(match["cycles"])
+    return _Result(None, cycles, {"cycles_per_operation": cycles})
+
+
+def _hash_rate_result(match: re.Match[str]) -> _Result:
+    details = {"operations_per_second": int(match["operations"])}
+    return _Result(float(match["bytes_per_second"]), None, details)
+
+
+def _hash_cycles_result(match: re.Match[str]) -> _Result:
+    cycles = int(match["cycles"])
+    details = {"cycles_per_operation": cycles, "cycles_per_byte": int(match["cycles_per_byte"])}
+    return _Result(None, cycles, details)
+
+
+def _header(match: re.Match[str], text: str) -> _Header:
+    driver, end = _parenthesised(text, match.end())
+    direction = _DIRECTION.match(text, end)
+    op = None
+    if direction is not None:
+        op = "encrypt" if direction["op"] == "encryption" else "decrypt"
+    return _Header(algorithm=match["algorithm"], driver=driver, op=op, mode=match["mode"])
+
+
+def _parenthesised(text: str, start: int) -> tuple[str | None, int]:
+    """The balanced '( ... )' group after optional blanks at `start`: its inside and its end."""
+    position = start
+    while position < len(text) and text[position] in " \t":
+        position += 1
+    if position >= len(text) or text[position] != "(":
+        return None, start
+    depth = 0
+    for index in range(position, len(text)):
+        if text[index] == "(":
+            depth += 1
+        elif text[index] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[position + 1 : index].strip() or None, index + 1
+        elif text[index] == "\n":
+            break
+    return None, start
+
+
+def _operations_result(match: re.Match[str]) -> _Result:
+    seconds = int(match["seconds"])
+    total_bytes = int(match["bytes"])
+    details = {"operations": int(match["operations"]), "seconds": seconds, "bytes": total_bytes}
+    return _Result(total_bytes / seconds if seconds > 0 else None, None, details)
+
+
+def _measurement(
+    header: _Header, test: _CipherTest | _HashTest, result: _Result, cpu_hz: float | None
+) -> Measurement | None:
+    bytes_per_second = result.bytes_per_second
+    if bytes_per_second is None and result.cycles_per_operation and cpu_hz:
+        bytes_per_second = test.block_size * cpu_hz / result.cycles_per_operation
+    if bytes_per_second is None:
+        return None
+    extra: dict[str, Any] = {"tcrypt_test": test.index, **result.details}
+    if header.mode is not None:
+        extra["tcrypt_mode"] = header.mode
+    if isinstance(test, _HashTest):
+        op = "digest" if test.update_size == test.block_size else f"update-{test.update_size}"
+        key_bits = None
+    else:
+        op = header.op or "encrypt"
+        key_bits = test.key_bits
+    return Measurement(
+        source=SOURCE,
+        algorithm=header.algorithm,
+        driver=header.driver,
+        key_bits=key_bits,
+        block_size=test.block_size,
+        op=op,
+        bytes_per_second=bytes_per_second,
+        extra=extra,
+    )
+
+
+def _nothing_found(source_name: str, text: str, cycle_results: int) -> str:
+    if cycle_results:
+        return (
+            f"{source_name}: tcrypt reported {cycle_results} results in CPU cycles (sec=0); "
+            "give the CPU clock to convert them, or rerun with sec=1"
+        )
+    if "testing speed of" in text:
+        return f"{source_name}: tcrypt speed headers found but no results (did the tests fail?)"
+    return (
+        f"{source_name}: no tcrypt speed results "
+        "(expected lines like 'tcrypt: testing speed of ...')"
+    )
