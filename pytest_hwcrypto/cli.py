@@ -36,8 +36,15 @@ def cmd_inventory(args: argparse.Namespace) -> int:
         raise CliError(f"{path} not found: this kernel has no crypto API procfs") from None
     if args.json:
         facts = gather_kernel_facts()
-        json.dump({"schema": "pytest-hwcrypto/1", "kernel": facts.to_json(),
-                   "inventory": [entry.to_json() for entry in entries]}, sys.stdout, indent=2)
+        json.dump(
+            {
+                "schema": "pytest-hwcrypto/1",
+                "kernel": facts.to_json(),
+                "inventory": [entry.to_json() for entry in entries],
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_inventory_table(entries) + "\n")
@@ -61,8 +68,8 @@ def cmd_vm(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pytest_hwcrypto.verdict import compare
     from pytest_hwcrypto.report.results import Results, ResultsError, read_json_object
+    from pytest_hwcrypto.verdict import compare
 
     def load(path: str) -> Results:
         try:
@@ -79,8 +86,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not (args.sw and args.hw) or args.files:
             raise CliError("give --sw SW.json and --hw HW.json together, without positional files")
         try:
-            result = compare.compare_hw_sw(load(args.sw), load(args.hw), min_ratio=min_ratio,
-                                           block_sizes=args.block_sizes, algorithm=args.algorithm)
+            result = compare.compare_hw_sw(
+                load(args.sw),
+                load(args.hw),
+                min_ratio=min_ratio,
+                block_sizes=args.block_sizes,
+                algorithm=args.algorithm,
+            )
         except ValueError as error:
             raise CliError(f"--block-sizes: {error}") from None
         comparisons, crossover = result.comparisons, result.crossover
@@ -88,13 +100,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         if len(args.files) != 2:
             raise CliError("give BASELINE.json CURRENT.json, or --sw SW.json --hw HW.json")
-        comparisons = compare.compare(load(args.files[0]), load(args.files[1]),
-                                      max_drop=max_drop, algorithm=args.algorithm)
+        comparisons = compare.compare(
+            load(args.files[0]), load(args.files[1]), max_drop=max_drop, algorithm=args.algorithm
+        )
         crossover = None
         lines = compare.format_comparison_lines(comparisons, max_drop)
     if not comparisons:
-        raise CliError("no measurement in the two files matches (same source, algorithm, "
-                       "key size, block size, op)")
+        raise CliError(
+            "no measurement in the two files matches (same source, algorithm, "
+            "key size, block size, op)"
+        )
     if args.json:
         json.dump(compare.comparisons_to_json(comparisons, crossover), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -105,14 +120,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "compare", help="compare two results files: regressions, or HW against SW")
+        "compare", help="compare two results files: regressions, or HW against SW"
+    )
     parser.add_argument("files", nargs="*", metavar="BASELINE.json CURRENT.json")
     parser.add_argument("--sw", help="results measured on the software path")
     parser.add_argument("--hw", help="results measured on the hardware path")
     parser.add_argument("--max-drop", default="10%", help="largest accepted slowdown (10%%)")
     parser.add_argument("--min-ratio", default="1.0", help="HW must be >= R x SW (1.0)")
-    parser.add_argument("--block-sizes", default=None, help="range the HW rule applies to, "
-                        "e.g. '>=8192' or '4096..65536'")
+    parser.add_argument(
+        "--block-sizes",
+        default=None,
+        help="range the HW rule applies to, e.g. '>=8192' or '4096..65536'",
+    )
     parser.add_argument("--algorithm", help="only this algorithm")
     parser.add_argument("--json", action="store_true", help="comparisons as JSON")
     parser.set_defaults(func=cmd_compare)
@@ -121,8 +140,12 @@ def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 def _add_inventory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("inventory", help="list registered crypto implementations")
     parser.add_argument("--json", action="store_true", help="JSON as in the results schema")
-    parser.add_argument("--proc-crypto", default="/proc/crypto", metavar="PATH",
-                        help="read this file instead of /proc/crypto (e.g. a capture)")
+    parser.add_argument(
+        "--proc-crypto",
+        default="/proc/crypto",
+        metavar="PATH",
+        help="read this file instead of /proc/crypto (e.g. a capture)",
+    )
     parser.set_defaults(func=cmd_inventory)
 
 
@@ -131,12 +154,19 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("board", choices=("uml", "qemu"))
     parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
     parser.add_argument("--modules", help="modules directory of --kernel")
-    parser.add_argument("--exec", dest="exec_command", metavar="CMD",
-                        help="shell command to run inside (default: pytest with the rest)")
+    parser.add_argument(
+        "--exec",
+        dest="exec_command",
+        metavar="CMD",
+        help="shell command to run inside (default: pytest with the rest)",
+    )
     parser.add_argument("--timeout", default=None, help="seconds before the board is ended")
     parser.add_argument("--artifacts", default=None, help="directory for the console log")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
-                        help="after --: arguments for pytest inside the board")
+    parser.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="after --: arguments for pytest inside the board",
+    )
     parser.set_defaults(func=cmd_vm)
 
 
@@ -149,7 +179,8 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hwcrypto", description="Check kernel hardware crypto: registered, correct, fast.")
+        prog="hwcrypto", description="Check kernel hardware crypto: registered, correct, fast."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in _SUBCOMMANDS:
         add(sub)

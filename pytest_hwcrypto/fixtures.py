@@ -51,7 +51,8 @@ def recorder(state: HwcryptoSession) -> ResultsRecorder:
     if "recorder" not in state.cache:
         facts = kernel_facts(state)
         state.cache["recorder"] = ResultsRecorder(
-            kernel=facts.to_json(), inventory=[entry.to_json() for entry in inventory(state)])
+            kernel=facts.to_json(), inventory=[entry.to_json() for entry in inventory(state)]
+        )
     rec: ResultsRecorder = state.cache["recorder"]
     return rec
 
@@ -59,9 +60,11 @@ def recorder(state: HwcryptoSession) -> ResultsRecorder:
 def report_header(state: HwcryptoSession) -> list[str]:
     facts = kernel_facts(state)
     profile = state.profile
-    lines = [f"hwcrypto: kernel {facts.release} ({facts.machine}) — results are for this kernel",
-             f"hwcrypto: suites {','.join(state.value('suite'))}; "
-             f"board profile {profile.path if profile else 'none'}"]
+    lines = [
+        f"hwcrypto: kernel {facts.release} ({facts.machine}) — results are for this kernel",
+        f"hwcrypto: suites {','.join(state.value('suite'))}; "
+        f"board profile {profile.path if profile else 'none'}",
+    ]
     if not PROC_CRYPTO.exists():
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
     return lines
@@ -108,7 +111,9 @@ def hwcrypto_kernel(hwcrypto_session: HwcryptoSession) -> KernelFacts:
 def hwcrypto_inventory(hwcrypto_session: HwcryptoSession) -> list[InventoryEntry]:
     """Every registered implementation from /proc/crypto, classified, winners marked."""
     if not PROC_CRYPTO.exists():
-        pytest.skip("/proc/crypto is missing: build the kernel with CONFIG_CRYPTO and CONFIG_PROC_FS")
+        pytest.skip(
+            "/proc/crypto is missing: build the kernel with CONFIG_CRYPTO and CONFIG_PROC_FS"
+        )
     try:
         return inventory(hwcrypto_session)
     except ProcCryptoError as error:

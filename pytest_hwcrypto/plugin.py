@@ -22,12 +22,17 @@ SESSION_KEY = pytest.StashKey[HwcryptoSession]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("hwcrypto", "kernel hardware crypto (pytest-hwcrypto)")
-    group.addoption("--hwcrypto", action="store_true", default=False,
-                    help="run the shipped hardware-crypto suites against this kernel")
+    group.addoption(
+        "--hwcrypto",
+        action="store_true",
+        default=False,
+        help="run the shipped hardware-crypto suites against this kernel",
+    )
     for setting in SETTINGS:
         help_text = f"{setting.help} (env {setting.env}, ini {setting.ini})"
-        group.addoption(setting.option, dest=setting.dest, default=None,
-                        metavar=setting.metavar, help=help_text)
+        group.addoption(
+            setting.option, dest=setting.dest, default=None, metavar=setting.metavar, help=help_text
+        )
         parser.addini(setting.ini, help=setting.help, default=None)
 
 
@@ -67,7 +72,10 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     from pytest_hwcrypto.boards import runner
 
     return runner.run_pytest_session_in_board(
-        kind, session, list(config.invocation_params.args), Path(config.invocation_params.dir),
+        kind,
+        session,
+        list(config.invocation_params.args),
+        Path(config.invocation_params.dir),
         sys.stdout,
     )
 
@@ -84,10 +92,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not session.enabled:
         return
     chosen = set(session.value("suite"))
-    selected, deselected = [], []
+    selected: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
     for item in items:
-        suites = {m.name[len("hwcrypto_"):] for m in item.iter_markers()
-                  if m.name.startswith("hwcrypto_")}
+        suites = {
+            m.name[len("hwcrypto_") :]
+            for m in item.iter_markers()
+            if m.name.startswith("hwcrypto_")
+        }
         (deselected if suites and not suites & chosen else selected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

@@ -84,8 +84,11 @@ class _Locator:
         return f"{location}: [{entry}]" + (f" {key}" if key else "")
 
     def _line(self, table: str, index: int | None, key: str | None) -> int | None:
-        header = re.compile(r"^\s*\[\[\s*" + re.escape(table) + r"\s*\]\]" if index is not None
-                            else r"^\s*\[\s*" + re.escape(table) + r"\s*\]")
+        header = re.compile(
+            r"^\s*\[\[\s*" + re.escape(table) + r"\s*\]\]"
+            if index is not None
+            else r"^\s*\[\s*" + re.escape(table) + r"\s*\]"
+        )
         seen = -1
         for number, line in enumerate(self.lines, start=1):
             if not header.match(line):
@@ -126,16 +129,22 @@ def parse_profile(text: str, path: Path) -> BoardProfile:
     locate = _Locator(path, text)
     unknown = sorted(set(data) - set(_TOP_LEVEL))
     if unknown:
-        raise ProfileError(f"{path}: unknown table {unknown[0]!r} "
-                           f"(expected one of {', '.join(_TOP_LEVEL)})")
+        raise ProfileError(
+            f"{path}: unknown table {unknown[0]!r} (expected one of {', '.join(_TOP_LEVEL)})"
+        )
     board = _table(data, "board", locate)
     name = board.get("name")
     if not isinstance(name, str) or not name:
-        raise ProfileError(f"{locate.where('board', key='name')}: a board name (string) is required")
+        raise ProfileError(
+            f"{locate.where('board', key='name')}: a board name (string) is required"
+        )
     settings = _table(data, "settings", locate)
     return BoardProfile(
-        path=path, name=name,
-        expectations=tuple(_expectation(e, i, locate) for i, e in enumerate(_array(data, "expect", locate))),
+        path=path,
+        name=name,
+        expectations=tuple(
+            _expectation(e, i, locate) for i, e in enumerate(_array(data, "expect", locate))
+        ),
         rules=tuple(_rule(r, i, locate) for i, r in enumerate(_array(data, "rule", locate))),
         waivers=tuple(_waiver(w, i, locate) for i, w in enumerate(_array(data, "waive", locate))),
         settings=dict(settings),
@@ -167,12 +176,14 @@ def _string(entry: dict[str, Any], key: str, where: str, required: bool = False)
     return value
 
 
-def _reject_unknown_keys(entry: dict[str, Any], allowed: tuple[str, ...], table: str,
-                         index: int, locate: _Locator) -> None:
+def _reject_unknown_keys(
+    entry: dict[str, Any], allowed: tuple[str, ...], table: str, index: int, locate: _Locator
+) -> None:
     for key in entry:
         if key not in allowed:
-            raise ProfileError(f"{locate.where(table, index, key)}: unknown key "
-                               f"(allowed: {', '.join(allowed)})")
+            raise ProfileError(
+                f"{locate.where(table, index, key)}: unknown key (allowed: {', '.join(allowed)})"
+            )
 
 
 def _expectation(entry: dict[str, Any], index: int, locate: _Locator) -> Expectation:
@@ -184,8 +195,10 @@ def _expectation(entry: dict[str, Any], index: int, locate: _Locator) -> Expecta
     if driver is None and driver_class is None:
         raise ProfileError(f"{where}: give a driver or a class for {algorithm}")
     if driver_class is not None and driver_class not in DRIVER_CLASSES:
-        raise ProfileError(f"{locate.where('expect', index, 'class')}: unknown class "
-                           f"{driver_class!r} (choose from {', '.join(DRIVER_CLASSES)})")
+        raise ProfileError(
+            f"{locate.where('expect', index, 'class')}: unknown class "
+            f"{driver_class!r} (choose from {', '.join(DRIVER_CLASSES)})"
+        )
     module = _string(entry, "module", locate.where("expect", index, "module"))
     assert algorithm is not None
     return Expectation(algorithm, driver, driver_class, module, where)
@@ -206,6 +219,8 @@ def _rule(entry: dict[str, Any], index: int, locate: _Locator) -> dict[str, Any]
     where = locate.where("rule", index)
     rule_type = _string(entry, "type", where, required=True)
     if rule_type not in RULE_TYPES:
-        raise ProfileError(f"{locate.where('rule', index, 'type')}: unknown rule type "
-                           f"{rule_type!r} (choose from {', '.join(RULE_TYPES)})")
+        raise ProfileError(
+            f"{locate.where('rule', index, 'type')}: unknown rule type "
+            f"{rule_type!r} (choose from {', '.join(RULE_TYPES)})"
+        )
     return {**entry, "where": where}

@@ -35,15 +35,27 @@ def inside_board(environ: Mapping[str, str] = os.environ) -> bool:
     return INSIDE_BOARD_ENV in environ
 
 
-def build_session(*, enabled: bool, cli_values: Mapping[str, Any], environ: Mapping[str, str],
-                  ini_values: Mapping[str, str | None]) -> HwcryptoSession:
+def build_session(
+    *,
+    enabled: bool,
+    cli_values: Mapping[str, Any],
+    environ: Mapping[str, str],
+    ini_values: Mapping[str, str | None],
+) -> HwcryptoSession:
     """Resolve every setting; the board profile is loaded first because it feeds the rest."""
     board_setting = next(s for s in SETTINGS if s.name == "board")
-    board = resolve(board_setting, cli_value=cli_values.get("board"), environ=environ,
-                    ini_value=ini_values.get("board"), profile_settings={})
+    board = resolve(
+        board_setting,
+        cli_value=cli_values.get("board"),
+        environ=environ,
+        ini_value=ini_values.get("board"),
+        profile_settings={},
+    )
     profile = load_profile(board.value) if board.value else None
     settings = resolve_all(
-        cli_values=cli_values, environ=environ, ini_values=ini_values,
+        cli_values=cli_values,
+        environ=environ,
+        ini_values=ini_values,
         profile_settings=profile.settings if profile else {},
         profile_name=str(profile.path) if profile else "board profile",
     )

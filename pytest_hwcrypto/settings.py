@@ -93,32 +93,99 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("suite", "shipped suites to run, comma separated: " + ",".join(SUITES),
-            SUITES, parse_suites, "NAMES"),
-    Setting("board", "board profile (TOML): expected drivers, rules, waivers, settings",
-            None, parse_text, "PROFILE.toml", in_profile=False),
-    Setting("vm", "run the session inside a virtual board: uml or qemu (default: this kernel)",
-            None, parse_vm, "uml|qemu"),
-    Setting("kernel", "kernel image the virtual board boots (default: Debian's)",
-            None, parse_text, "PATH"),
-    Setting("modules", "modules directory for --hwcrypto-kernel (lib/modules/<release>)",
-            None, parse_text, "DIR"),
-    Setting("vm_timeout", "seconds before a virtual board is ended", 1800.0,
-            parse_positive_float, "SECONDS"),
-    Setting("timeout", "seconds one kernel crypto operation may take before it fails", 10.0,
-            parse_positive_float, "SECONDS"),
-    Setting("json", "write results (inventory, measurements, findings, verdicts) to this file",
-            None, parse_text, "PATH", in_profile=False),
-    Setting("artifacts", "directory for board console logs and other artifacts",
-            "hwcrypto-artifacts", parse_text, "DIR"),
-    Setting("fuzz_iterations", "random cases per driver in the correctness suite", 8,
-            parse_non_negative_int, "N"),
-    Setting("seed", "seed of the random cases (default: a new one, printed)", None,
-            parse_optional_int, "N"),
-    Setting("budget", "seconds the throughput suite may spend measuring", 60.0,
-            parse_positive_float, "SECONDS"),
-    Setting("block_sizes", "block sizes the throughput suite measures",
-            "16,64,256,1024,4096,16384,65536", parse_text, "LIST"),
+    Setting(
+        "suite",
+        "shipped suites to run, comma separated: " + ",".join(SUITES),
+        SUITES,
+        parse_suites,
+        "NAMES",
+    ),
+    Setting(
+        "board",
+        "board profile (TOML): expected drivers, rules, waivers, settings",
+        None,
+        parse_text,
+        "PROFILE.toml",
+        in_profile=False,
+    ),
+    Setting(
+        "vm",
+        "run the session inside a virtual board: uml or qemu (default: this kernel)",
+        None,
+        parse_vm,
+        "uml|qemu",
+    ),
+    Setting(
+        "kernel",
+        "kernel image the virtual board boots (default: Debian's)",
+        None,
+        parse_text,
+        "PATH",
+    ),
+    Setting(
+        "modules",
+        "modules directory for --hwcrypto-kernel (lib/modules/<release>)",
+        None,
+        parse_text,
+        "DIR",
+    ),
+    Setting(
+        "vm_timeout",
+        "seconds before a virtual board is ended",
+        1800.0,
+        parse_positive_float,
+        "SECONDS",
+    ),
+    Setting(
+        "timeout",
+        "seconds one kernel crypto operation may take before it fails",
+        10.0,
+        parse_positive_float,
+        "SECONDS",
+    ),
+    Setting(
+        "json",
+        "write results (inventory, measurements, findings, verdicts) to this file",
+        None,
+        parse_text,
+        "PATH",
+        in_profile=False,
+    ),
+    Setting(
+        "artifacts",
+        "directory for board console logs and other artifacts",
+        "hwcrypto-artifacts",
+        parse_text,
+        "DIR",
+    ),
+    Setting(
+        "fuzz_iterations",
+        "random cases per driver in the correctness suite",
+        8,
+        parse_non_negative_int,
+        "N",
+    ),
+    Setting(
+        "seed",
+        "seed of the random cases (default: a new one, printed)",
+        None,
+        parse_optional_int,
+        "N",
+    ),
+    Setting(
+        "budget",
+        "seconds the throughput suite may spend measuring",
+        60.0,
+        parse_positive_float,
+        "SECONDS",
+    ),
+    Setting(
+        "block_sizes",
+        "block sizes the throughput suite measures",
+        "16,64,256,1024,4096,16384,65536",
+        parse_text,
+        "LIST",
+    ),
     Setting("load", "background load while measuring, e.g. cpu:1", None, parse_text, "KIND:N"),
     Setting("lava", "emit LAVA test-case signals", False, parse_bool, "BOOL"),
 )
@@ -132,9 +199,15 @@ class Resolved:
     source: str  # "command line", "environment HWCRYPTO_X", "ini hwcrypto_x", "profile", "default"
 
 
-def resolve(setting: Setting, *, cli_value: Any, environ: Mapping[str, str],
-            ini_value: str | None, profile_settings: Mapping[str, Any],
-            profile_name: str = "board profile") -> Resolved:
+def resolve(
+    setting: Setting,
+    *,
+    cli_value: Any,
+    environ: Mapping[str, str],
+    ini_value: str | None,
+    profile_settings: Mapping[str, Any],
+    profile_name: str = "board profile",
+) -> Resolved:
     """Pick the value of one setting by precedence and parse it; errors name the source."""
     if cli_value is not None:
         return Resolved(_parse(setting, cli_value, f"option {setting.option}"), "command line")
@@ -168,12 +241,22 @@ def _parse(setting: Setting, raw: Any, source: str) -> Any:
         raise SettingError(f"{source}={raw!r}: {error}") from None
 
 
-def resolve_all(*, cli_values: Mapping[str, Any], environ: Mapping[str, str],
-                ini_values: Mapping[str, str | None], profile_settings: Mapping[str, Any],
-                profile_name: str = "board profile") -> dict[str, Resolved]:
+def resolve_all(
+    *,
+    cli_values: Mapping[str, Any],
+    environ: Mapping[str, str],
+    ini_values: Mapping[str, str | None],
+    profile_settings: Mapping[str, Any],
+    profile_name: str = "board profile",
+) -> dict[str, Resolved]:
     return {
-        setting.name: resolve(setting, cli_value=cli_values.get(setting.name), environ=environ,
-                              ini_value=ini_values.get(setting.name),
-                              profile_settings=profile_settings, profile_name=profile_name)
+        setting.name: resolve(
+            setting,
+            cli_value=cli_values.get(setting.name),
+            environ=environ,
+            ini_value=ini_values.get(setting.name),
+            profile_settings=profile_settings,
+            profile_name=profile_name,
+        )
         for setting in SETTINGS
     }

@@ -26,61 +26,73 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("registered", entries, ids=[entry_id(e) for e in entries])
     if "expectation" in metafunc.fixturenames:
         expectations = list(state.profile.expectations) if state.profile else []
-        metafunc.parametrize("expectation", expectations,
-                             ids=[e.describe() for e in expectations])
+        metafunc.parametrize("expectation", expectations, ids=[e.describe() for e in expectations])
 
 
 def entry_id(entry: InventoryEntry) -> str:
     return f"{entry.name}:{entry.driver}"
 
 
-def test_kernel_facts_recorded(hwcrypto_kernel: KernelFacts,
-                               record_testsuite_property: pytest.RecordTestsuiteProperty) -> None:
+def test_kernel_facts_recorded(
+    hwcrypto_kernel: KernelFacts, record_testsuite_property: pytest.RecordTestsuiteProperty
+) -> None:
     for key, value in hwcrypto_kernel.to_json().items():
         record_testsuite_property(f"hwcrypto.kernel.{key}", value)
     assert hwcrypto_kernel.release
 
 
-def test_selftest_passed(registered: InventoryEntry, hwcrypto_kernel: KernelFacts,
-                         hwcrypto_profile: BoardProfile | None,
-                         hwcrypto_results: ResultsRecorder) -> None:
+def test_selftest_passed(
+    registered: InventoryEntry,
+    hwcrypto_kernel: KernelFacts,
+    hwcrypto_profile: BoardProfile | None,
+    hwcrypto_results: ResultsRecorder,
+) -> None:
     """A registered driver that failed (or never finished) its self-test serves wrong bytes."""
     verdict = inventory_checks.selftest_verdict(registered, hwcrypto_kernel, hwcrypto_profile)
     if verdict.skip:
         pytest.skip(verdict.message)
     if not verdict.passed:
-        hwcrypto_results.add_finding("selftest-failed", registered.name, verdict.message,
-                                     driver=registered.driver)
+        hwcrypto_results.add_finding(
+            "selftest-failed", registered.name, verdict.message, driver=registered.driver
+        )
         pytest.fail(verdict.message, pytrace=False)
 
 
-def test_expected_driver_registered(expectation: Expectation,
-                                    hwcrypto_inventory: list[InventoryEntry],
-                                    hwcrypto_kernel: KernelFacts,
-                                    hwcrypto_results: ResultsRecorder) -> None:
+def test_expected_driver_registered(
+    expectation: Expectation,
+    hwcrypto_inventory: list[InventoryEntry],
+    hwcrypto_kernel: KernelFacts,
+    hwcrypto_results: ResultsRecorder,
+) -> None:
     """The board profile's drivers must be there: a missing one is a failure, not a skip."""
-    verdict = inventory_checks.expectation_verdict(expectation, hwcrypto_inventory,
-                                                   hwcrypto_kernel)
-    hwcrypto_results.add_verdict(f"expect {expectation.describe()}", verdict.passed,
-                                 verdict.message)
+    verdict = inventory_checks.expectation_verdict(expectation, hwcrypto_inventory, hwcrypto_kernel)
+    hwcrypto_results.add_verdict(
+        f"expect {expectation.describe()}", verdict.passed, verdict.message
+    )
     if not verdict.passed:
-        hwcrypto_results.add_finding(verdict.finding_kind or "driver-missing",
-                                     expectation.algorithm, verdict.message)
+        hwcrypto_results.add_finding(
+            verdict.finding_kind or "driver-missing", expectation.algorithm, verdict.message
+        )
         pytest.fail(verdict.message, pytrace=False)
 
 
-def test_blacklisted_crypto_modules_reported(hwcrypto_kernel: KernelFacts,
-                                             hwcrypto_results: ResultsRecorder) -> None:
+def test_blacklisted_crypto_modules_reported(
+    hwcrypto_kernel: KernelFacts, hwcrypto_results: ResultsRecorder
+) -> None:
     """Without a profile a blacklisted crypto module is a finding, not a failure."""
     for finding in inventory_checks.blacklist_findings(hwcrypto_kernel):
         hwcrypto_results.add_finding("module-blacklisted", finding.algorithm, finding.detail)
 
 
-def test_winners_recorded(hwcrypto_inventory: list[InventoryEntry],
-                          record_testsuite_property: pytest.RecordTestsuiteProperty) -> None:
+def test_winners_recorded(
+    hwcrypto_inventory: list[InventoryEntry],
+    record_testsuite_property: pytest.RecordTestsuiteProperty,
+) -> None:
     """The driver the kernel hands out for each algorithm with a choice of drivers."""
     winners = inventory_checks.contested_winners(hwcrypto_inventory)
     for name, entry in winners.items():
-        record_testsuite_property(f"hwcrypto.winner.{name}",
-                                  f"{entry.driver} ({entry.driver_class}, priority {entry.priority})")
+        record_testsuite_property(
+            f"hwcrypto.winner.{name}",
+            f"{entry.driver} ({entry.driver_class}, priority {entry.priority})",
+        )
     assert all(entry.winner for entry in winners.values())

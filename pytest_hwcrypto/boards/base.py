@@ -2,9 +2,9 @@
 
 A board sees the host's root filesystem read-only, plus one writable host directory (the
 run directory, under the host's temporary directory; the guest must be able to read its
-init script there before it mounts anything, which rules out /dev/shm). The command runs with the caller's working directory, PATH and
-Python environment; its output is streamed, its exit code returned, and the console log
-and the guest's dmesg are kept as artifacts.
+init script there before it mounts anything, which rules out /dev/shm). The command runs
+with the caller's working directory, PATH and Python environment; its output is streamed,
+its exit code returned, and the console log and the guest's dmesg are kept as artifacts.
 """
 
 from __future__ import annotations
@@ -25,8 +25,21 @@ from pytest_hwcrypto.boards.console import Console, ConsoleOutcome, KernelEvent,
 # The environment a command inside the board gets from the caller. An allow-list, because
 # the guest script is written to disk and the rest of the caller's environment may hold
 # secrets (tokens, keys) that must not land there.
-_PASSED_ENV_NAMES = ("PATH", "HOME", "LANG", "TZ", "TERM", "COLUMNS", "CI", "USER", "LOGNAME",
-                     "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED", "PYTHONWARNINGS")
+_PASSED_ENV_NAMES = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "TZ",
+    "TERM",
+    "COLUMNS",
+    "CI",
+    "USER",
+    "LOGNAME",
+    "VIRTUAL_ENV",
+    "PYTHONPATH",
+    "PYTHONHASHSEED",
+    "PYTHONWARNINGS",
+)
 _PASSED_ENV_PREFIXES = ("LC_", "HWCRYPTO_", "PYTEST_")
 
 # Exit code when the board ended without the command reporting one (panic, crash, timeout).
@@ -55,8 +68,11 @@ class BoardResult:
 
 
 def passed_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
-    return {name: value for name, value in environ.items()
-            if name in _PASSED_ENV_NAMES or name.startswith(_PASSED_ENV_PREFIXES)}
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in _PASSED_ENV_NAMES or name.startswith(_PASSED_ENV_PREFIXES)
+    }
 
 
 def new_run_dir(parent: Path | None = None) -> Path:
@@ -65,10 +81,13 @@ def new_run_dir(parent: Path | None = None) -> Path:
     return run_dir
 
 
-def guest_command_script(board: str, command: str, cwd: Path, env: dict[str, str],
-                         run_dir: Path) -> str:
+def guest_command_script(
+    board: str, command: str, cwd: Path, env: dict[str, str], run_dir: Path
+) -> str:
     """The part of the guest script shared by all boards: environment, command, markers."""
-    exports = "\n".join(f"export {name}={shlex.quote(value)}" for name, value in sorted(env.items()))
+    exports = "\n".join(
+        f"export {name}={shlex.quote(value)}" for name, value in sorted(env.items())
+    )
     return f"""
 {exports}
 export HWCRYPTO_BOARD_RUN_DIR={shlex.quote(str(run_dir))}
@@ -105,9 +124,17 @@ class Board(ABC):
     def guest_script(self, command_script: str, run_dir: Path) -> str:
         """The whole script the guest runs: board-specific setup around command_script."""
 
-    def run(self, command: str, *, cwd: Path, env: dict[str, str], timeout: float,
-            stream: TextIO | None, artifacts_dir: Path | None = None,
-            run_dir: Path | None = None) -> BoardResult:
+    def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        timeout: float,
+        stream: TextIO | None,
+        artifacts_dir: Path | None = None,
+        run_dir: Path | None = None,
+    ) -> BoardResult:
         """Boot, run `command` (a shell command line) inside, and return what happened."""
         self.check_prerequisites()
         own_run_dir = run_dir is None
@@ -115,19 +142,22 @@ class Board(ABC):
         try:
             script_path = run_dir / "guest.sh"
             script = self.guest_script(
-                guest_command_script(self.name, command, cwd, env, run_dir), run_dir)
+                guest_command_script(self.name, command, cwd, env, run_dir), run_dir
+            )
             script_path.write_text(script)
             script_path.chmod(0o700)
-            console = Console(self.boot_argv(run_dir, script_path), run_dir / "console.log",
-                              cwd=str(run_dir))
+            console = Console(
+                self.boot_argv(run_dir, script_path), run_dir / "console.log", cwd=str(run_dir)
+            )
             outcome = console.run(timeout, stream)
             return self._result(outcome, run_dir, artifacts_dir)
         finally:
             if own_run_dir:
                 shutil.rmtree(run_dir, ignore_errors=True)
 
-    def _result(self, outcome: ConsoleOutcome, run_dir: Path,
-                artifacts_dir: Path | None) -> BoardResult:
+    def _result(
+        self, outcome: ConsoleOutcome, run_dir: Path, artifacts_dir: Path | None
+    ) -> BoardResult:
         console_log = run_dir / "console.log"
         dmesg_log: Path | None = run_dir / "dmesg.txt"
         if dmesg_log is not None and not dmesg_log.exists():
@@ -139,15 +169,20 @@ class Board(ABC):
             console_log, dmesg_log = self._keep_artifacts(artifacts_dir, console_log, dmesg_log)
         exit_code = outcome.exit_code
         return BoardResult(
-            board=self.name, kernel=self.kernel_description(),
+            board=self.name,
+            kernel=self.kernel_description(),
             exit_code=BOARD_FAILED_EXIT_CODE if exit_code is None else exit_code,
-            boot_seconds=outcome.boot_seconds, total_seconds=outcome.total_seconds,
-            timed_out=outcome.timed_out, console_log=console_log, dmesg_log=dmesg_log,
+            boot_seconds=outcome.boot_seconds,
+            total_seconds=outcome.total_seconds,
+            timed_out=outcome.timed_out,
+            console_log=console_log,
+            dmesg_log=dmesg_log,
             kernel_events=scan_kernel_log(log_text),
         )
 
-    def _keep_artifacts(self, artifacts_dir: Path, console_log: Path,
-                        dmesg_log: Path | None) -> tuple[Path, Path | None]:
+    def _keep_artifacts(
+        self, artifacts_dir: Path, console_log: Path, dmesg_log: Path | None
+    ) -> tuple[Path, Path | None]:
         artifacts_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         kept_console = artifacts_dir / f"{self.name}-{stamp}-console.log"

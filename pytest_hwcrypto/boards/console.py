@@ -84,8 +84,13 @@ class Console:
     signalling that process group — only what this object started.
     """
 
-    def __init__(self, argv: list[str], log_path: Path, env: dict[str, str] | None = None,
-                 cwd: str | None = None) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
         self.argv = argv
         self.log_path = log_path
         self._env = env
@@ -96,8 +101,9 @@ class Console:
     def pid(self) -> int | None:
         return self._child.pid if self._child is not None else None
 
-    def run(self, timeout: float, stream: TextIO | None,
-            on_ready: Callable[[], None] | None = None) -> ConsoleOutcome:
+    def run(
+        self, timeout: float, stream: TextIO | None, on_ready: Callable[[], None] | None = None
+    ) -> ConsoleOutcome:
         """Start the board, stream the command's output, and wait for the exit marker."""
         started = time.monotonic()
         boot_seconds: float | None = None
@@ -112,8 +118,9 @@ class Console:
                     if remaining <= 0:
                         timed_out = True
                         break
-                    index = child.expect(["\n", pexpect.EOF, pexpect.TIMEOUT],
-                                         timeout=min(remaining, 5.0))
+                    index = child.expect(
+                        ["\n", pexpect.EOF, pexpect.TIMEOUT], timeout=min(remaining, 5.0)
+                    )
                     text = (child.before or "") + ("\n" if index == 0 else "")
                     text = text.replace("\r", "")
                     if not text and index != 0:
@@ -145,8 +152,15 @@ class Console:
 
     def _spawn(self) -> pexpect.spawn:
         self._child = pexpect.spawn(
-            self.argv[0], self.argv[1:], env=self._env, cwd=self._cwd, timeout=None,
-            encoding="utf-8", codec_errors="replace", echo=False, maxread=65536,
+            self.argv[0],
+            self.argv[1:],
+            env=self._env,
+            cwd=self._cwd,
+            timeout=None,
+            encoding="utf-8",
+            codec_errors="replace",
+            echo=False,
+            maxread=65536,
             preexec_fn=_die_with_parent,
         )
         return self._child

@@ -13,7 +13,13 @@ import shutil
 from pathlib import Path
 from typing import TextIO
 
-from pytest_hwcrypto.boards.base import Board, BoardError, BoardResult, new_run_dir, passed_environment
+from pytest_hwcrypto.boards.base import (
+    Board,
+    BoardError,
+    BoardResult,
+    new_run_dir,
+    passed_environment,
+)
 from pytest_hwcrypto.boards.console import KernelEvent
 from pytest_hwcrypto.boards.session import (
     copy_result_files,
@@ -27,8 +33,9 @@ EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
 EXIT_TESTS_FAILED = 1
 
 
-def run_pytest_session_in_board(kind: str, session: HwcryptoSession, args: list[str],
-                                cwd: Path, stream: TextIO) -> int:
+def run_pytest_session_in_board(
+    kind: str, session: HwcryptoSession, args: list[str], cwd: Path, stream: TextIO
+) -> int:
     """Boot the board, run this pytest command inside it, return the inner exit code."""
     try:
         board = make_board(kind, session.value("kernel"), session.value("modules"))
@@ -49,8 +56,9 @@ def run_pytest_session_in_board(kind: str, session: HwcryptoSession, args: list[
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def run_command_in_board(board: Board, command: str, cwd: Path, session: HwcryptoSession,
-                         stream: TextIO) -> int:
+def run_command_in_board(
+    board: Board, command: str, cwd: Path, session: HwcryptoSession, stream: TextIO
+) -> int:
     """`hwcrypto vm ... --exec CMD`: one shell command inside the board."""
     run_dir = new_run_dir()
     try:
@@ -60,13 +68,20 @@ def run_command_in_board(board: Board, command: str, cwd: Path, session: Hwcrypt
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _boot_and_run(board: Board, command: str, cwd: Path, run_dir: Path,
-                  session: HwcryptoSession, stream: TextIO) -> BoardResult:
+def _boot_and_run(
+    board: Board, command: str, cwd: Path, run_dir: Path, session: HwcryptoSession, stream: TextIO
+) -> BoardResult:
     stream.write(f"hwcrypto: booting {board.name} board, kernel {board.kernel_description()}\n")
     stream.flush()
-    result = board.run(command, cwd=cwd, env=passed_environment(os.environ),
-                       timeout=session.value("vm_timeout"), stream=stream,
-                       artifacts_dir=cwd / session.value("artifacts"), run_dir=run_dir)
+    result = board.run(
+        command,
+        cwd=cwd,
+        env=passed_environment(os.environ),
+        timeout=session.value("vm_timeout"),
+        stream=stream,
+        artifacts_dir=cwd / session.value("artifacts"),
+        run_dir=run_dir,
+    )
     stream.write(describe_result(result) + "\n")
     stream.flush()
     return result
@@ -75,8 +90,10 @@ def _boot_and_run(board: Board, command: str, cwd: Path, run_dir: Path,
 def describe_result(result: BoardResult) -> str:
     boot = f"{result.boot_seconds:.1f} s" if result.boot_seconds is not None else "never ready"
     state = "timed out" if result.timed_out else f"exit {result.exit_code}"
-    return (f"hwcrypto: {result.board} board ({result.kernel}): boot {boot}, "
-            f"total {result.total_seconds:.1f} s, {state}; console log {result.console_log}")
+    return (
+        f"hwcrypto: {result.board} board ({result.kernel}): boot {boot}, "
+        f"total {result.total_seconds:.1f} s, {state}; console log {result.console_log}"
+    )
 
 
 def exit_code_with_kernel_events(result: BoardResult, stream: TextIO) -> int:
@@ -98,8 +115,9 @@ def record_kernel_events(json_path: Path, result: BoardResult) -> None:
     except (OSError, ValueError):
         return
     data.setdefault("findings", []).extend(_finding(event) for event in result.kernel_events)
-    data.setdefault("board", {}).update({"kind": result.board, "kernel": result.kernel,
-                                         "boot_seconds": result.boot_seconds})
+    data.setdefault("board", {}).update(
+        {"kind": result.board, "kernel": result.kernel, "boot_seconds": result.boot_seconds}
+    )
     json_path.write_text(json.dumps(data, indent=2) + "\n")
 
 

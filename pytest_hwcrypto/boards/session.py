@@ -18,11 +18,18 @@ from pytest_hwcrypto.boards.base import Board, BoardError
 from pytest_hwcrypto.boards.uml import UmlBoard
 
 # Options consumed by the outer session: they choose and boot the board.
-_BOARD_OPTIONS = ("--hwcrypto-vm", "--hwcrypto-kernel", "--hwcrypto-modules",
-                  "--hwcrypto-vm-timeout")
+_BOARD_OPTIONS = (
+    "--hwcrypto-vm",
+    "--hwcrypto-kernel",
+    "--hwcrypto-modules",
+    "--hwcrypto-vm-timeout",
+)
 # Options naming files the inner session writes; they come back to the host.
-_RESULT_FILE_OPTIONS = {"--junitxml": "junit.xml", "--junit-xml": "junit.xml",
-                        "--hwcrypto-json": "results.json"}
+_RESULT_FILE_OPTIONS = {
+    "--junitxml": "junit.xml",
+    "--junit-xml": "junit.xml",
+    "--hwcrypto-json": "results.json",
+}
 
 
 @dataclass

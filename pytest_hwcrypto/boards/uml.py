@@ -19,24 +19,44 @@ DEBIAN_UML_MODULES = Path("/usr/lib/uml/modules")
 
 # Crypto user API and the block/device-mapper pieces the suites use. Loaded up front so a
 # test never depends on on-demand module loading inside the board.
-GUEST_MODULES = ("algif_skcipher", "algif_hash", "algif_aead", "algif_rng", "loop", "dm_crypt",
-                 "aes_ti", "xts", "ctr", "gcm", "ccm", "cbc", "ecb", "sha512_generic", "sha3_generic",
-                 "des_generic", "chacha20poly1305")
+GUEST_MODULES = (
+    "algif_skcipher",
+    "algif_hash",
+    "algif_aead",
+    "algif_rng",
+    "loop",
+    "dm_crypt",
+    "aes_ti",
+    "xts",
+    "ctr",
+    "gcm",
+    "ccm",
+    "cbc",
+    "ecb",
+    "sha512_generic",
+    "sha3_generic",
+    "des_generic",
+    "chacha20poly1305",
+)
 
 
 class UmlBoard(Board):
     name = "uml"
 
-    def __init__(self, kernel: Path | None = None, modules_dir: Path | None = None,
-                 memory: str = "1G") -> None:
+    def __init__(
+        self, kernel: Path | None = None, modules_dir: Path | None = None, memory: str = "1G"
+    ) -> None:
         self.kernel = kernel or DEBIAN_UML_KERNEL
         self.memory = memory
         self._modules_dir = modules_dir
 
     def check_prerequisites(self) -> None:
         if not self.kernel.exists():
-            hint = ("install Debian's user-mode-linux package (apt-get install user-mode-linux)"
-                    if self.kernel == DEBIAN_UML_KERNEL else "check --hwcrypto-kernel")
+            hint = (
+                "install Debian's user-mode-linux package (apt-get install user-mode-linux)"
+                if self.kernel == DEBIAN_UML_KERNEL
+                else "check --hwcrypto-kernel"
+            )
             raise BoardError(f"UML kernel {self.kernel} not found: {hint}")
         if not shutil.which("halt") and not Path("/sbin/halt").exists():
             raise BoardError("the UML board needs halt from systemd-sysv or sysvinit-core")
@@ -50,8 +70,13 @@ class UmlBoard(Board):
 
     def _release_from_binary(self) -> str:
         try:
-            out = subprocess.run([str(self.kernel), "--version"], capture_output=True,
-                                 text=True, timeout=20, check=False).stdout.strip()
+            out = subprocess.run(
+                [str(self.kernel), "--version"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=False,
+            ).stdout.strip()
         except OSError as error:
             raise BoardError(f"cannot run UML kernel {self.kernel}: {error}") from error
         return out.splitlines()[0] if out else "unknown"
@@ -68,8 +93,17 @@ class UmlBoard(Board):
         return f"{self.kernel} (UML {self.release()})"
 
     def boot_argv(self, run_dir: Path, guest_script: Path) -> list[str]:
-        return [str(self.kernel), f"mem={self.memory}", "rootfstype=hostfs", "rootflags=/", "ro",
-                f"init={guest_script}", "con0=null,fd:1", "con=null", "quiet"]
+        return [
+            str(self.kernel),
+            f"mem={self.memory}",
+            "rootfstype=hostfs",
+            "rootflags=/",
+            "ro",
+            f"init={guest_script}",
+            "con0=null,fd:1",
+            "con=null",
+            "quiet",
+        ]
 
     def guest_script(self, command_script: str, run_dir: Path) -> str:
         return "#!/bin/sh\n" + self._setup_script(run_dir) + command_script + "halt -f\n"

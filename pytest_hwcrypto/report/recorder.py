@@ -40,9 +40,14 @@ class ResultsRecorder:
             self.verdicts.append({"rule": rule, "passed": passed, "message": message})
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, "kernel": self.kernel, "inventory": self.inventory,
-                "measurements": self.measurements, "findings": self.findings,
-                "verdicts": self.verdicts}
+        return {
+            "schema": SCHEMA,
+            "kernel": self.kernel,
+            "inventory": self.inventory,
+            "measurements": self.measurements,
+            "findings": self.findings,
+            "verdicts": self.verdicts,
+        }
 
     def merge(self, other: dict[str, Any]) -> None:
         """Take in what an xdist worker recorded."""

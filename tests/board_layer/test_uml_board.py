@@ -29,8 +29,9 @@ def _board_or_skip() -> UmlBoard:
 
 def _run(board: UmlBoard, command: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
     out = io.StringIO()
-    result = board.run(command, cwd=Path.cwd(), env=passed_environment(os.environ),
-                       timeout=timeout, stream=out)
+    result = board.run(
+        command, cwd=Path.cwd(), env=passed_environment(os.environ), timeout=timeout, stream=out
+    )
     return result, out.getvalue()
 
 
@@ -53,9 +54,15 @@ def test_files_written_to_the_run_dir_come_back(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     out = io.StringIO()
-    result = board.run('echo from-the-board > "$HWCRYPTO_BOARD_RUN_DIR/result.txt"; '
-                       'touch /hwcrypto-must-not-exist 2>/dev/null; echo rc=$?',
-                       cwd=Path.cwd(), env={}, timeout=60, stream=out, run_dir=run_dir)
+    result = board.run(
+        'echo from-the-board > "$HWCRYPTO_BOARD_RUN_DIR/result.txt"; '
+        "touch /hwcrypto-must-not-exist 2>/dev/null; echo rc=$?",
+        cwd=Path.cwd(),
+        env={},
+        timeout=60,
+        stream=out,
+        run_dir=run_dir,
+    )
     assert result.exit_code == 0
     assert (run_dir / "result.txt").read_text() == "from-the-board\n"
     assert "rc=1" in out.getvalue(), "the host root must be read-only inside the board"
@@ -66,8 +73,13 @@ def test_caller_environment_and_cwd_are_kept() -> None:
     board = _board_or_skip()
     env = {**passed_environment(os.environ), "HWCRYPTO_PROBE": "42"}
     out = io.StringIO()
-    result = board.run(f'echo "$HWCRYPTO_PROBE $(pwd)"; {sys.executable} -c "print(6*7)"',
-                       cwd=Path.cwd(), env=env, timeout=60, stream=out)
+    result = board.run(
+        f'echo "$HWCRYPTO_PROBE $(pwd)"; {sys.executable} -c "print(6*7)"',
+        cwd=Path.cwd(),
+        env=env,
+        timeout=60,
+        stream=out,
+    )
     assert result.exit_code == 0
     assert f"42 {Path.cwd()}" in out.getvalue()
     assert "\n42\n" in out.getvalue()

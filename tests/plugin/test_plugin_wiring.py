@@ -14,7 +14,8 @@ def test_inert_without_the_flag(pytester: pytest.Pytester) -> None:
 
 
 def test_without_the_flag_an_ordinary_test_runs_without_hwcrypto_fixtures(
-        pytester: pytest.Pytester) -> None:
+    pytester: pytest.Pytester,
+) -> None:
     pytester.makepyfile("""
         def test_plain(request):
             assert "hwcrypto_inventory" not in request.fixturenames
@@ -33,7 +34,8 @@ def test_shipped_suites_are_collected_from_an_empty_directory(pytester: pytest.P
 
 
 def test_suite_selection_deselects_other_suites(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_mine="""
+    pytester.makepyfile(
+        test_mine="""
         import pytest
 
         @pytest.mark.hwcrypto_throughput
@@ -46,7 +48,8 @@ def test_suite_selection_deselects_other_suites(pytester: pytest.Pytester) -> No
 
         def test_unmarked():
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=inventory", "test_mine.py", "-q")
     result.assert_outcomes(passed=2, deselected=1)
 
@@ -54,7 +57,9 @@ def test_suite_selection_deselects_other_suites(pytester: pytest.Pytester) -> No
 def test_unknown_suite_is_one_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=inventory,speed")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*option --hwcrypto-suite='inventory,speed': unknown suite speed*"])
+    result.stderr.fnmatch_lines(
+        ["*option --hwcrypto-suite='inventory,speed': unknown suite speed*"]
+    )
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
@@ -66,17 +71,22 @@ def test_missing_board_profile_is_one_line(pytester: pytest.Pytester) -> None:
 
 
 def test_bad_profile_names_file_key_and_line(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".toml", board="""
+    pytester.makefile(
+        ".toml",
+        board="""
         [board]
         name = "demo"
 
         [[expect]]
         algorithm = "cbc(aes)"
         class = "offlaod"
-    """)
+    """,
+    )
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-board=board.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: board.toml:6: [expect #1] class: unknown class 'offlaod'*"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: board.toml:6: [expect #1] class: unknown class 'offlaod'*"]
+    )
 
 
 _SHOW_TIMEOUT = """
@@ -96,9 +106,15 @@ _SHOW_TIMEOUT = """
         (None, None, None, None, "TIMEOUT 10.0 default"),
     ],
 )
-def test_settings_precedence(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                             cli: str | None, env: str | None, ini: str | None,
-                             profile: str | None, expected: str) -> None:
+def test_settings_precedence(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: str | None,
+    env: str | None,
+    ini: str | None,
+    profile: str | None,
+    expected: str,
+) -> None:
     pytester.makepyfile(test_show=_SHOW_TIMEOUT)
     pytester.makeini(f"[pytest]\nhwcrypto_timeout = {ini}\n" if ini else "[pytest]\n")
     settings = f"\n[settings]\ntimeout = {profile}\n" if profile else ""
@@ -114,8 +130,9 @@ def test_settings_precedence(pytester: pytest.Pytester, monkeypatch: pytest.Monk
     result.stdout.fnmatch_lines([expected])
 
 
-def test_bad_environment_value_names_the_variable(pytester: pytest.Pytester,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_environment_value_names_the_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HWCRYPTO_TIMEOUT", "soon")
     result = pytester.runpytest("--hwcrypto")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

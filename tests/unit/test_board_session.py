@@ -9,21 +9,42 @@ from pytest_hwcrypto.boards.session import copy_result_files, inner_pytest_args
 def test_board_options_are_dropped_and_result_files_redirected(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     inner = inner_pytest_args(
-        ["--hwcrypto", "--hwcrypto-vm=uml", "--hwcrypto-kernel", "/k", "--junitxml", "out/j.xml",
-         "--hwcrypto-json=r.json", "-k", "aes"], cwd=tmp_path, run_dir=run_dir)
-    assert inner.args == ["-p", "no:cacheprovider", "--hwcrypto",
-                          f"--junitxml={run_dir / 'junit.xml'}",
-                          f"--hwcrypto-json={run_dir / 'results.json'}", "-k", "aes"]
-    assert inner.result_files == {"junit.xml": tmp_path / "out/j.xml",
-                                  "results.json": tmp_path / "r.json"}
+        [
+            "--hwcrypto",
+            "--hwcrypto-vm=uml",
+            "--hwcrypto-kernel",
+            "/k",
+            "--junitxml",
+            "out/j.xml",
+            "--hwcrypto-json=r.json",
+            "-k",
+            "aes",
+        ],
+        cwd=tmp_path,
+        run_dir=run_dir,
+    )
+    assert inner.args == [
+        "-p",
+        "no:cacheprovider",
+        "--hwcrypto",
+        f"--junitxml={run_dir / 'junit.xml'}",
+        f"--hwcrypto-json={run_dir / 'results.json'}",
+        "-k",
+        "aes",
+    ]
+    assert inner.result_files == {
+        "junit.xml": tmp_path / "out/j.xml",
+        "results.json": tmp_path / "r.json",
+    }
 
 
 def test_result_files_are_copied_to_the_callers_paths(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "junit.xml").write_text("<testsuites/>")
-    inner = inner_pytest_args(["--junitxml=deep/j.xml", "--hwcrypto-json=r.json"],
-                              cwd=tmp_path, run_dir=run_dir)
+    inner = inner_pytest_args(
+        ["--junitxml=deep/j.xml", "--hwcrypto-json=r.json"], cwd=tmp_path, run_dir=run_dir
+    )
     assert copy_result_files(inner, run_dir) == [tmp_path / "deep/j.xml"]
     assert (tmp_path / "deep/j.xml").read_text() == "<testsuites/>"
 

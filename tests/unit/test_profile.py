@@ -41,7 +41,9 @@ def test_good_profile_loads_everything() -> None:
     profile = parse_profile(GOOD, Path("b.toml"))
     assert profile.name == "qemu-virtio"
     assert [e.describe() for e in profile.expectations] == [
-        "cbc(aes) by virtio_crypto_aes_cbc", "xts(aes) by a cpu-accel driver"]
+        "cbc(aes) by virtio_crypto_aes_cbc",
+        "xts(aes) by a cpu-accel driver",
+    ]
     assert profile.expectations[1].module == "aesni_intel"
     assert profile.waiver_for("virtio-crypto-rsa", "selftest") is not None
     assert profile.waiver_for("virtio-crypto-rsa", "throughput") is None
@@ -50,22 +52,38 @@ def test_good_profile_loads_everything() -> None:
     assert profile.settings == {"suite": "inventory"}
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[board]\n", "b.toml:1: [board] name: a board name (string) is required"),
-    ('[board]\nname="x"\n[[expect]]\ndriver = "d"\n',
-     "b.toml:3: [expect #1]: missing required key 'algorithm'"),
-    ('[board]\nname="x"\n[[expect]]\nalgorithm = "a"\n',
-     "b.toml:3: [expect #1]: give a driver or a class for a"),
-    ('[board]\nname="x"\n[[expect]]\nalgorithm = "a"\ndriver="d"\nspeed = 3\n',
-     "b.toml:6: [expect #1] speed: unknown key (allowed: algorithm, driver, class, module, reason)"),
-    ('[board]\nname="x"\n[[rule]]\ntype = "fastest"\n',
-     "b.toml:4: [rule #1] type: unknown rule type 'fastest' "
-     "(choose from hw-beats-sw, floor, winner-fastest, no-regression)"),
-    ('[board]\nname="x"\n[[waive]]\ndriver = "d"\n',
-     "b.toml:3: [waive #1]: missing required key 'reason'"),
-    ('[boards]\nname="x"\n', "b.toml: unknown table 'boards' "
-     "(expected one of board, expect, rule, waive, settings)"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[board]\n", "b.toml:1: [board] name: a board name (string) is required"),
+        (
+            '[board]\nname="x"\n[[expect]]\ndriver = "d"\n',
+            "b.toml:3: [expect #1]: missing required key 'algorithm'",
+        ),
+        (
+            '[board]\nname="x"\n[[expect]]\nalgorithm = "a"\n',
+            "b.toml:3: [expect #1]: give a driver or a class for a",
+        ),
+        (
+            '[board]\nname="x"\n[[expect]]\nalgorithm = "a"\ndriver="d"\nspeed = 3\n',
+            "b.toml:6: [expect #1] speed: unknown key "
+            "(allowed: algorithm, driver, class, module, reason)",
+        ),
+        (
+            '[board]\nname="x"\n[[rule]]\ntype = "fastest"\n',
+            "b.toml:4: [rule #1] type: unknown rule type 'fastest' "
+            "(choose from hw-beats-sw, floor, winner-fastest, no-regression)",
+        ),
+        (
+            '[board]\nname="x"\n[[waive]]\ndriver = "d"\n',
+            "b.toml:3: [waive #1]: missing required key 'reason'",
+        ),
+        (
+            '[boards]\nname="x"\n',
+            "b.toml: unknown table 'boards' (expected one of board, expect, rule, waive, settings)",
+        ),
+    ],
+)
 def test_errors_name_file_line_entry_and_key(text: str, message: str) -> None:
     with pytest.raises(ProfileError) as error:
         parse_profile(text, Path("b.toml"))
@@ -78,5 +96,5 @@ def test_toml_syntax_error_names_the_line() -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ProfileError, match="board profile .*nope.toml not found"):
+    with pytest.raises(ProfileError, match=r"board profile .*nope\.toml not found"):
         load_profile(tmp_path / "nope.toml")
