@@ -5,7 +5,6 @@ Registered by plugin.py only when --hwcrypto is given, so other projects never s
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,6 +158,3 @@ def hwcrypto_afalg(hwcrypto_session: HwcryptoSession) -> Iterator[AfAlg]:
     """Open AF_ALG sessions bound to an algorithm or an exact driver name."""
     yield AfAlg(hwcrypto_session.value("timeout"))
 
-
-def inside_virtual_board() -> bool:
-    return "HWCRYPTO_BOARD_RUN_DIR" in os.environ

@@ -45,7 +45,7 @@ def run_pytest_session_in_board(
         return EXIT_BOARD_UNAVAILABLE
     run_dir = new_run_dir()
     try:
-        inner = inner_pytest_args(args, cwd, run_dir)
+        inner = inner_pytest_args(args, cwd, run_dir, color=stream.isatty())
         result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, session, stream)
         copy_result_files(inner, run_dir)
         json_path = inner.result_files.get("results.json")

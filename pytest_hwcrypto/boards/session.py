@@ -39,7 +39,9 @@ class InnerCommand:
     result_files: dict[str, Path] = field(default_factory=dict)
 
 
-def inner_pytest_args(args: list[str], cwd: Path, run_dir: Path) -> InnerCommand:
+def inner_pytest_args(
+    args: list[str], cwd: Path, run_dir: Path, color: bool = False
+) -> InnerCommand:
     """Rewrite the outer pytest arguments for the session inside the board."""
     inner = InnerCommand(args=[])
     position = 0
@@ -63,6 +65,10 @@ def inner_pytest_args(args: list[str], cwd: Path, run_dir: Path) -> InnerCommand
         inner.args.append(arg)
     # No cache or bytecode writes: the host root is read-only inside the board.
     inner.args[:0] = ["-p", "no:cacheprovider"]
+    if not any(arg.startswith("--color") for arg in args):
+        # The board's console is a pty, so pytest inside would always colour; follow the
+        # caller's terminal instead, so CI logs stay plain.
+        inner.args.insert(2, f"--color={'yes' if color else 'no'}")
     return inner
 
 

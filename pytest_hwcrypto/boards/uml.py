@@ -20,13 +20,14 @@ DEBIAN_UML_MODULES = Path("/usr/lib/uml/modules")
 # Crypto user API and the block/device-mapper pieces the suites use. Loaded up front so a
 # test never depends on on-demand module loading inside the board.
 GUEST_MODULES = (
+    "configs",  # /proc/config.gz: the kernel facts read self-test and user-API options
     "algif_skcipher",
     "algif_hash",
     "algif_aead",
     "algif_rng",
     "loop",
     "dm_crypt",
-    "aes_ti",
+    "aes_ti",  # aes-fixed-time: a second software AES beside aes-generic
     "xts",
     "ctr",
     "gcm",

@@ -6,13 +6,13 @@ in `workeroutput` and the controller merges, so one results file covers the whol
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "pytest-hwcrypto/1"
+from pytest_hwcrypto.report.results import SCHEMA, Results, save_results
+
 WORKER_OUTPUT_KEY = "hwcrypto_results"
 
 
@@ -61,5 +61,6 @@ class ResultsRecorder:
             self.verdicts.extend(other.get("verdicts", []))
 
     def write(self, path: Path) -> None:
+        """Validate against the results model and write atomically."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        save_results(Results.from_json(self.to_json(), "recorded results"), path)

@@ -38,6 +38,12 @@ FINDING_KINDS = frozenset(
         "driver-missing",
         "module-blacklisted",
         "afalg-masked",
+        # Seen on a board's kernel log or in /proc/crypto: a driver that failed its
+        # self-test, and kernel trouble (oops, warning) during the run.
+        "selftest-failed",
+        "kernel-selftest-failed",
+        "kernel-oops",
+        "kernel-warning",
     }
 )
 

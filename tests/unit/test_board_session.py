@@ -26,6 +26,7 @@ def test_board_options_are_dropped_and_result_files_redirected(tmp_path: Path) -
     assert inner.args == [
         "-p",
         "no:cacheprovider",
+        "--color=no",
         "--hwcrypto",
         f"--junitxml={run_dir / 'junit.xml'}",
         f"--hwcrypto-json={run_dir / 'results.json'}",

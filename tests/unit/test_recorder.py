@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.report.results import ResultsError, load_results
+
+MEASUREMENT = {
+    "source": "afalg",
+    "algorithm": "cbc(aes)",
+    "driver": "cbc(aes-generic)",
+    "key_bits": 128,
+    "block_size": 4096,
+    "op": "encrypt",
+    "bytes_per_second": 1.5e7,
+}
+
+
+def test_worker_parts_merge_into_one_file(tmp_path: Path) -> None:
+    controller = ResultsRecorder(kernel={"release": "6.1.176", "machine": "x86_64"})
+    worker = ResultsRecorder(kernel={"release": "6.1.176", "machine": "x86_64"})
+    worker.add_measurement(MEASUREMENT)
+    worker.add_finding("winner-not-fastest", "aes", "aes-fixed-time is 0.5x aes-generic")
+    worker.add_verdict("hw-beats-sw cbc(aes)", True, "ok")
+    controller.add_finding("winner-not-fastest", "aes", "aes-fixed-time is 0.5x aes-generic")
+    controller.merge(worker.to_json())
+    path = tmp_path / "out" / "results.json"
+    controller.write(path)
+    results = load_results(path)
+    assert results.kernel["release"] == "6.1.176"
+    assert [m.driver for m in results.measurements] == ["cbc(aes-generic)"]
+    assert len(results.findings) == 1, "the same finding from two workers is kept once"
+    assert [v.rule for v in results.verdicts] == ["hw-beats-sw cbc(aes)"]
+    assert json.loads(path.read_text())["schema"] == "pytest-hwcrypto/1"
+
+
+def test_an_invalid_measurement_is_refused_at_write(tmp_path: Path) -> None:
+    recorder = ResultsRecorder()
+    recorder.add_measurement({**MEASUREMENT, "bytes_per_second": "fast"})
+    with pytest.raises(ResultsError, match="bytes_per_second"):
+        recorder.write(tmp_path / "r.json")
+    assert not (tmp_path / "r.json").exists()
