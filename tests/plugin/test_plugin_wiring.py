@@ -84,8 +84,10 @@ def test_bad_profile_names_file_key_and_line(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-board=board.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        ["ERROR: board.toml:6: [expect #1] class: unknown class 'offlaod'*"]
+    # fnmatch would read "[expect #1]" as a character class: compare the line itself.
+    assert result.stderr.lines[0] == (
+        "ERROR: board.toml:6: [expect #1] class: unknown class 'offlaod' "
+        "(choose from generic, cpu-accel, offload)"
     )
 
 
@@ -145,3 +147,38 @@ def test_report_header_names_the_kernel(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_ok(): pass")
     result = pytester.runpytest("--hwcrypto", "test_report_header_names_the_kernel.py")
     result.stdout.fnmatch_lines([f"hwcrypto: kernel {os.uname().release} *"])
+
+
+def test_results_json_is_written_with_kernel_and_inventory(pytester: pytest.Pytester) -> None:
+    import json
+    import os
+
+    result = pytester.runpytest(
+        "--hwcrypto", "--hwcrypto-suite=inventory", "--hwcrypto-json=out/results.json"
+    )
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    data = json.loads((pytester.path / "out/results.json").read_text())
+    assert data["schema"] == "pytest-hwcrypto/1"
+    assert data["kernel"]["release"] == os.uname().release
+    assert {"name", "driver", "class", "winner"} <= set(data["inventory"][0])
+
+
+def test_results_json_is_merged_across_xdist_workers(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makepyfile(
+        test_record="""
+        import pytest
+
+        @pytest.mark.parametrize("size", [16, 64, 256, 1024])
+        def test_record(hwcrypto_results, size):
+            hwcrypto_results.add_measurement({
+                "source": "afalg", "algorithm": "cbc(aes)", "driver": "cbc(aes-generic)",
+                "key_bits": 128, "block_size": size, "op": "encrypt",
+                "bytes_per_second": float(size)})
+        """
+    )
+    result = pytester.runpytest("--hwcrypto", "-n", "2", "--hwcrypto-json=r.json", "test_record.py")
+    result.assert_outcomes(passed=4)
+    data = json.loads((pytester.path / "r.json").read_text())
+    assert sorted(m["block_size"] for m in data["measurements"]) == [16, 64, 256, 1024]
