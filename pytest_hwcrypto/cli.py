@@ -60,7 +60,7 @@ def cmd_vm(args: argparse.Namespace) -> int:
     session = build_session(enabled=False, cli_values=cli_values, environ={}, ini_values={})
     board = make_board(args.board, args.kernel, args.modules)
     board.check_prerequisites()
-    pytest_args = [a for a in args.pytest_args if a != "--"]
+    pytest_args: list[str] = args.pytest_args
     if args.exec_command and pytest_args:
         raise CliError("give either --exec CMD or pytest arguments after --, not both")
     command = args.exec_command or pytest_command(["-p", "no:cacheprovider", *pytest_args])
@@ -150,7 +150,11 @@ def _add_inventory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("vm", help="boot a virtual board and run a command or pytest in it")
+    parser = sub.add_parser(
+        "vm",
+        help="boot a virtual board and run a command or pytest in it",
+        usage="hwcrypto vm {uml,qemu} [--kernel PATH] [--exec CMD | -- PYTEST_ARGS]",
+    )
     parser.add_argument("board", choices=("uml", "qemu"))
     parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
     parser.add_argument("--modules", help="modules directory of --kernel")
@@ -162,18 +166,106 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--timeout", default=None, help="seconds before the board is ended")
     parser.add_argument("--artifacts", default=None, help="directory for the console log")
-    parser.add_argument(
-        "pytest_args",
-        nargs=argparse.REMAINDER,
-        help="after --: arguments for pytest inside the board",
-    )
     parser.set_defaults(func=cmd_vm)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """One measurement from the throughput suite's engine (AF_ALG), or a tcrypt run."""
+    if args.engine == "tcrypt":
+        return _bench_tcrypt(args)
+    from pytest_hwcrypto.measure.afalg_throughput import BenchError, bench
+    from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpecError, parse_load_spec
+    from pytest_hwcrypto.verdict.compare import describe_path, format_mib_s
+
+    if not args.driver or args.block_size is None:
+        raise CliError("bench afalg needs --driver D and --block-size B")
+    if args.seconds <= 0 or args.block_size <= 0:
+        raise CliError("--seconds and --block-size must be more than 0")
+    try:
+        with BackgroundLoad(parse_load_spec(args.load)) as load:
+            measurement = bench(
+                args.driver,
+                block_size=args.block_size,
+                seconds=args.seconds,
+                key_bits=args.key_bits,
+                op=args.op,
+                timeout=args.timeout,
+                load=load,
+            )
+    except (BenchError, LoadSpecError) as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        json.dump(measurement.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    stats = measurement.sample_stats()
+    where = describe_path(
+        measurement.algorithm,
+        measurement.key_bits,
+        measurement.block_size,
+        measurement.op,
+        measurement.source,
+        measurement.driver,
+    )
+    per_cpu = measurement.bytes_per_cpu_second
+    sys.stdout.write(
+        f"{where}: {format_mib_s(measurement.bytes_per_second)} MiB/s (median of {stats.n}, "
+        f"95% CI {format_mib_s(stats.ci_low)}..{format_mib_s(stats.ci_high)}, "
+        f"CoV {stats.cov:.1%})"
+        + (f", {format_mib_s(per_cpu)} MiB per CPU-second" if per_cpu else "")
+        + "\n"
+    )
+    return 0
+
+
+def _bench_tcrypt(args: argparse.Namespace) -> int:
+    from pytest_hwcrypto.measure import tcrypt_runner
+
+    if args.mode is None:
+        raise CliError("bench tcrypt needs --mode N (e.g. 400 with --alg sha256-generic)")
+    try:
+        request = tcrypt_runner.TcryptRequest(mode=args.mode, sec=args.sec, alg=args.alg)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    reason = tcrypt_runner.unavailable_reason()
+    if reason is not None:
+        raise CliError(reason)
+    try:
+        run = tcrypt_runner.run_tcrypt(request, timeout=args.timeout)
+    except tcrypt_runner.TcryptError as error:
+        raise CliError(str(error)) from None
+    if args.json:
+        json.dump([m.to_json() for m in run.measurements], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(run.log.rstrip() + "\n")
+    return 0
+
+
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "bench", help="measure one driver through AF_ALG (the throughput suite's engine)"
+    )
+    parser.add_argument("engine", choices=("afalg", "tcrypt"))
+    parser.add_argument("--driver", help="driver name as /proc/crypto lists it, or a template")
+    parser.add_argument("--key-bits", type=int, default=None, help="key size (default: AES-128)")
+    parser.add_argument("--block-size", type=int, default=None, help="bytes per request")
+    parser.add_argument("--seconds", type=float, default=2.0, help="measuring time (2)")
+    parser.add_argument("--op", default=None, help="encrypt (default), decrypt, or digest")
+    parser.add_argument("--load", default=None, help="background load while measuring: cpu:N")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before giving up")
+    parser.add_argument("--mode", type=int, default=None, help="tcrypt: mode=N")
+    parser.add_argument("--alg", default=None, help="tcrypt: alg= (modes 300 and 400)")
+    parser.add_argument("--sec", type=int, default=1, help="tcrypt: sec= (0 counts cycles)")
+    parser.add_argument("--json", action="store_true", help="the measurement as results JSON")
+    parser.set_defaults(func=cmd_bench)
 
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_inventory,
     _add_compare,
     _add_vm,
+    _add_bench,
 )
 
 
@@ -189,7 +281,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" belongs to pytest inside a board (`hwcrypto vm uml -- -k aes`).
+    passthrough: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    args.pytest_args = passthrough
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+from collections.abc import Iterable
 
 from pytest_hwcrypto.boards.console import Console, ConsoleOutcome, KernelEvent, scan_kernel_log
 
@@ -75,6 +76,11 @@ def passed_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, 
     }
 
 
+def is_under(path: Path, directories: Iterable[str]) -> bool:
+    """Is `path` inside one of `directories` (which a board covers with tmpfs)?"""
+    return any(path == Path(d) or Path(d) in path.parents for d in directories)
+
+
 def new_run_dir(parent: Path | None = None) -> Path:
     run_dir = (parent or Path(tempfile.gettempdir())) / f"hwcrypto-board-{uuid.uuid4().hex[:12]}"
     run_dir.mkdir(mode=0o700)
@@ -121,8 +127,12 @@ class Board(ABC):
         """The host command that boots the board and runs guest_script as root inside."""
 
     @abstractmethod
-    def guest_script(self, command_script: str, run_dir: Path) -> str:
-        """The whole script the guest runs: board-specific setup around command_script."""
+    def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:
+        """The whole script the guest runs: board-specific setup around command_script.
+
+        The board covers scratch directories such as /tmp with tmpfs; `cwd` (the caller's
+        working directory) must stay visible even when it lives under one of them.
+        """
 
     def run(
         self,
@@ -142,7 +152,7 @@ class Board(ABC):
         try:
             script_path = run_dir / "guest.sh"
             script = self.guest_script(
-                guest_command_script(self.name, command, cwd, env, run_dir), run_dir
+                guest_command_script(self.name, command, cwd, env, run_dir), run_dir, cwd
             )
             script_path.write_text(script)
             script_path.chmod(0o700)

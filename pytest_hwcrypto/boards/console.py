@@ -137,11 +137,15 @@ class Console:
                     match = _EXIT_PATTERN.search(text)
                     if match:
                         exit_code = int(match.group(1))
-                        streaming = False
-                        continue
+                        # Output without a final newline shares the marker's line.
+                        text = text[: match.start()]
+                        text = text + "\n" if text else ""
                     if streaming and stream is not None:
                         stream.write(text)
                         stream.flush()
+                    if match:
+                        streaming = False
+                        continue
                     if index == 1:
                         break
                 # Let the guest halt by itself for a moment; then end it by its PID.

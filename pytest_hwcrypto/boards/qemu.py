@@ -17,6 +17,7 @@ modules in /lib/modules/<release>); a custom bzImage and its modules directory w
 from __future__ import annotations
 
 import functools
+import lzma
 import os
 import re
 import shlex
@@ -24,11 +25,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
-from pytest_hwcrypto.boards.base import Board, BoardError
+from pytest_hwcrypto.boards.base import Board, BoardError, is_under
 
 DEBIAN_KERNEL_DIR = Path("/boot")
 DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
@@ -48,27 +49,52 @@ KVM_PROBE_SECONDS = 10.0
 
 # What the guest's QEMU gets besides what vng sets up itself.
 # -nodefaults: no CD-ROM, floppy or NIC; vng wires its console and 9p devices explicitly.
-#   The default CD-ROM alone cost seconds of udev and sr probing per boot under TCG.
+#   Without it udev loads the ATAPI/SCSI/CD-ROM drivers and probes the CD-ROM at every
+#   boot, all slow under TCG and of no use to a crypto board.
 # -cpu max: under TCG this emulates AES-NI, PCLMULQDQ, AVX2 ..., so the x86 accelerated
 #   drivers register; under KVM it is the host CPU with everything KVM can pass through.
 # virtio-crypto-pci with the builtin backend: the offload engine (see the module docstring).
 QEMU_OPTIONS = (
     "-nodefaults",
-    "-cpu", "max",
-    "-object", "cryptodev-backend-builtin,id=hwcrypto-cryptodev0",
-    "-device", "virtio-crypto-pci,id=hwcrypto-crypto0,cryptodev=hwcrypto-cryptodev0",
+    "-cpu",
+    "max",
+    "-object",
+    "cryptodev-backend-builtin,id=hwcrypto-cryptodev0",
+    "-device",
+    "virtio-crypto-pci,id=hwcrypto-crypto0,cryptodev=hwcrypto-cryptodev0",
 )
 
 # Loaded up front so a test never depends on on-demand module loading inside the board:
 # the offload and CPU drivers, the crypto user API, dm-crypt on loop, the templates and
 # generic implementations the suites compare against. One modprobe call: every exec on the
 # 9p root costs a noticeable fraction of a second under TCG. Missing ones are skipped.
-GUEST_MODULES = ("virtio_crypto", "aesni_intel", "ghash_clmulni_intel", "sha512_ssse3",
-                 "chacha_x86_64", "poly1305_x86_64",
-                 "algif_skcipher", "algif_hash", "algif_aead", "algif_rng",
-                 "loop", "dm_crypt", "xts", "ctr", "gcm", "ccm", "cbc", "ecb", "essiv",
-                 "authenc", "sha512_generic", "sha3_generic", "des_generic",
-                 "chacha20poly1305", "drbg")
+GUEST_MODULES = (
+    "virtio_crypto",
+    "aesni_intel",
+    "ghash_clmulni_intel",
+    "sha512_ssse3",
+    "chacha_x86_64",
+    "poly1305_x86_64",
+    "algif_skcipher",
+    "algif_hash",
+    "algif_aead",
+    "algif_rng",
+    "loop",
+    "dm_crypt",
+    "xts",
+    "ctr",
+    "gcm",
+    "ccm",
+    "cbc",
+    "ecb",
+    "essiv",
+    "authenc",
+    "sha512_generic",
+    "sha3_generic",
+    "des_generic",
+    "chacha20poly1305",
+    "drbg",
+)
 
 # A 182-byte boot sector that does what a Linux kernel does first: real mode -> 32-bit
 # protected mode -> PAE paging + EFER.LME -> 64-bit long mode, then writes 0x2a to QEMU's
@@ -90,6 +116,9 @@ _LONG_MODE_PROBE = bytes.fromhex(
     "ffff00000092cf00ffff0000009aaf001f00907c0000"
 )
 _PROBE_EXIT_STATUS = (0x2A << 1) | 1
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+# The version string lives in the real-mode setup code, which is at most 64 KiB + a sector.
+_SETUP_HEADER_REACH = 0x10000 + 0x200
 
 
 @dataclass(frozen=True)
@@ -124,7 +153,7 @@ def choose_accelerator(environ: Mapping[str, str], qemu: str) -> Accelerator:
     return Accelerator(True, "KVM probe passed")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def long_mode_probe_passes(qemu: str, accel: str) -> bool:
     """Boot the probe sector under `accel` (kvm or tcg); True when it reached long mode.
 
@@ -134,15 +163,39 @@ def long_mode_probe_passes(qemu: str, accel: str) -> bool:
     with tempfile.TemporaryDirectory(prefix="hwcrypto-kvm-probe-") as probe_dir:
         image = Path(probe_dir) / "probe.img"
         image.write_bytes(_LONG_MODE_PROBE.ljust(510, b"\0") + b"\x55\xaa")
-        argv = [qemu, "-accel", accel, "-cpu", "max", "-M", "pc", "-m", "16", "-nodefaults",
-                "-no-user-config", "-display", "none", "-serial", "none", "-monitor", "none",
-                "-device", "isa-debug-exit,iobase=0xf4,iosize=1",
-                "-drive", f"file={image},format=raw,if=floppy"]
+        argv = [
+            qemu,
+            "-accel",
+            accel,
+            "-cpu",
+            "max",
+            "-M",
+            "pc",
+            "-m",
+            "16",
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-serial",
+            "none",
+            "-monitor",
+            "none",
+            "-device",
+            "isa-debug-exit,iobase=0xf4,iosize=1",
+            "-drive",
+            f"file={image},format=raw,if=floppy",
+        ]
         try:
             # subprocess.run kills exactly this child (by PID) when the timeout hits.
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, timeout=KVM_PROBE_SECONDS,
-                                  check=False)
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=KVM_PROBE_SECONDS,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return False
     return done.returncode == _PROBE_EXIT_STATUS
@@ -156,31 +209,69 @@ def bzimage_release(kernel: Path) -> str | None:
     """
     try:
         with open(kernel, "rb") as image:
-            header = image.read(0x4000 + 0x200)
+            header = image.read(_SETUP_HEADER_REACH)
     except OSError:
         return None
     if header[0x202:0x206] != b"HdrS" or len(header) < 0x210:
         return None
     offset = int.from_bytes(header[0x20E:0x210], "little") + 0x200
-    text = header[offset:offset + 256].split(b"\0", 1)[0].decode("ascii", "replace")
+    text = header[offset : offset + 256].split(b"\0", 1)[0].decode("ascii", "replace")
     words = text.split()
     return words[0] if words else None
 
 
+def uncompressed_pvh_kernel(bzimage: Path, release: str, target_dir: Path) -> Path | None:
+    """The bzImage's vmlinux (an ELF QEMU boots directly through PVH), or None.
+
+    Under TCG the bzImage's own decompressor needs ~5-6 s to unpack Debian's xz payload;
+    Python's lzma does it in ~1 s and QEMU then enters the kernel at its PVH entry point,
+    skipping BIOS real-mode setup too. Only for kernels whose config (beside the image,
+    as Debian installs it) says CONFIG_PVH=y, since QEMU refuses an ELF kernel without the
+    PVH note, and only for xz payloads (Debian's CONFIG_KERNEL_XZ); otherwise None and the
+    bzImage is booted as it is.
+    """
+    config = bzimage.parent / f"config-{release}"
+    try:
+        if "CONFIG_PVH=y" not in config.read_text(errors="replace").splitlines():
+            return None
+        image = bzimage.read_bytes()
+    except OSError:
+        return None
+    start = image.find(_XZ_MAGIC)
+    if start < 0:
+        return None
+    try:
+        vmlinux = lzma.LZMADecompressor().decompress(image[start:])
+    except lzma.LZMAError:
+        return None
+    if not vmlinux.startswith(b"\x7fELF"):
+        return None
+    target = target_dir / f"vmlinux-{release}"
+    target.write_bytes(vmlinux)
+    return target
+
+
 def _release_sort_key(release: str) -> list[tuple[int, str]]:
     """Natural order: 6.1.0-57 after 6.1.0-9."""
-    return [(int(part), "") if part.isdigit() else (-1, part)
-            for part in re.split(r"(\d+)", release) if part]
+    return [
+        (int(part), "") if part.isdigit() else (-1, part)
+        for part in re.split(r"(\d+)", release)
+        if part
+    ]
 
 
-def newest_debian_kernel(boot_dir: Path = DEBIAN_KERNEL_DIR,
-                         modules_root: Path = HOST_MODULES_ROOT) -> Path | None:
+def newest_debian_kernel(
+    boot_dir: Path = DEBIAN_KERNEL_DIR, modules_root: Path = HOST_MODULES_ROOT
+) -> Path | None:
     """The newest /boot/vmlinuz-*-amd64 whose modules are installed, or None."""
-    candidates = [image for image in boot_dir.glob(DEBIAN_KERNEL_GLOB)
-                  if (modules_root / image.name[len("vmlinuz-"):]).is_dir()]
+    candidates = [
+        image
+        for image in boot_dir.glob(DEBIAN_KERNEL_GLOB)
+        if (modules_root / image.name[len("vmlinuz-") :]).is_dir()
+    ]
     if not candidates:
         return None
-    return max(candidates, key=lambda image: _release_sort_key(image.name[len("vmlinuz-"):]))
+    return max(candidates, key=lambda image: _release_sort_key(image.name[len("vmlinuz-") :]))
 
 
 def find_vng() -> str | None:
@@ -193,11 +284,23 @@ def find_vng() -> str | None:
 
 
 class QemuBoard(Board):
+    """Debian's (or a custom) x86-64 kernel under QEMU, booted by virtme-ng.
+
+    kernel: a bzImage (default: the newest /boot/vmlinuz-*-amd64 with modules installed);
+    modules_dir: its .../lib/modules/<release> when not under /lib/modules; environ: where
+    HWCRYPTO_KVM is read (default os.environ).
+    """
+
     name = "qemu"
 
-    def __init__(self, kernel: Path | None = None, modules_dir: Path | None = None,
-                 memory: str = "2G", cpus: int = 2,
-                 environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        kernel: Path | None = None,
+        modules_dir: Path | None = None,
+        memory: str = "2G",
+        cpus: int = 2,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self._kernel = kernel
         self._modules_dir = modules_dir
         self.memory = memory
@@ -212,8 +315,9 @@ class QemuBoard(Board):
             return self._kernel
         newest = newest_debian_kernel()
         if newest is None:
-            raise BoardError("no Debian x86-64 kernel with modules in /boot: "
-                             "apt-get install linux-image-amd64")
+            raise BoardError(
+                "no Debian x86-64 kernel with modules in /boot: apt-get install linux-image-amd64"
+            )
         return newest
 
     def release(self) -> str:
@@ -222,7 +326,7 @@ class QemuBoard(Board):
         if from_header:
             return from_header
         if kernel.name.startswith("vmlinuz-"):
-            return kernel.name[len("vmlinuz-"):]
+            return kernel.name[len("vmlinuz-") :]
         return self._modules_dir.name if self._modules_dir is not None else "unknown"
 
     def modules_dir(self) -> Path | None:
@@ -237,24 +341,28 @@ class QemuBoard(Board):
         return self._accelerator
 
     def kernel_description(self) -> str:
-        accel = self._accelerator.label if self._accelerator is not None else "TCG/KVM undecided"
+        accel = "TCG or KVM not decided yet"
+        if self._accelerator is not None:
+            accel = f"{self._accelerator.label}: {self._accelerator.reason}"
         return f"{self.kernel_image()} (QEMU x86_64 {self.release()}, {accel})"
 
     # -- prerequisites --------------------------------------------------------------------
 
     def check_prerequisites(self) -> None:
         if not shutil.which(QEMU_BINARY):
-            raise BoardError(f"the QEMU board needs {QEMU_BINARY}: "
-                             "apt-get install qemu-system-x86")
+            raise BoardError(f"the QEMU board needs {QEMU_BINARY}: apt-get install qemu-system-x86")
         if find_vng() is None:
             raise BoardError("the QEMU board needs virtme-ng (vng): pip install virtme-ng")
         if not any(shutil.which(name) for name in BUSYBOX_NAMES):
-            raise BoardError("the QEMU board needs busybox for virtme-ng's initramfs: "
-                             "apt-get install busybox-static")
-        self._check_kernel()
+            raise BoardError(
+                "the QEMU board needs busybox for virtme-ng's initramfs: "
+                "apt-get install busybox-static"
+            )
+        self.check_kernel()
         self.accelerator()  # a bad HWCRYPTO_KVM value is reported before booting
 
-    def _check_kernel(self) -> None:
+    def check_kernel(self) -> None:
+        """The kernel image (and a custom modules directory) exist and belong together."""
         kernel = self.kernel_image()
         if not kernel.is_file():
             raise BoardError(f"QEMU kernel {kernel} not found: check --hwcrypto-kernel")
@@ -266,8 +374,10 @@ class QemuBoard(Board):
             raise BoardError(f"modules directory {self._modules_dir} not found")
         release = self.release()
         if self._modules_dir.name != release:
-            raise BoardError(f"modules directory {self._modules_dir} does not match kernel "
-                             f"{kernel} (release {release}); pass .../lib/modules/{release}")
+            raise BoardError(
+                f"modules directory {self._modules_dir} does not match kernel "
+                f"{kernel} (release {release}); pass .../lib/modules/{release}"
+            )
 
     # -- booting --------------------------------------------------------------------------
 
@@ -280,11 +390,16 @@ class QemuBoard(Board):
             # vng and virtme-run keep temporary files (the exit-code file, the initramfs)
             # in TMPDIR; in the run directory they go away with it, even when the board
             # is killed before vng can clean up.
-            "env", f"TMPDIR={run_dir}",
-            vng, "--run", str(self._kernel_for_vng(run_dir)),
-            "--name", "hwcrypto-qemu",
+            "env",
+            f"TMPDIR={run_dir}",
+            vng,
+            "--run",
+            str(self._kernel_for_vng(run_dir)),
+            "--name",
+            "hwcrypto-qemu",
             # Our guest script mounts and loads modules, whoever runs the board.
-            "--user", "root",
+            "--user",
+            "root",
             # Debian's qemu-system-common ships the old C virtiofsd at /usr/lib/qemu;
             # vng tries it, fails, waits ~3.5 s per export and falls back to 9p anyway.
             "--force-9p",
@@ -292,67 +407,130 @@ class QemuBoard(Board):
             # leaves the reason in the console log. The guest script quiets it again
             # before the command runs.
             "--verbose",
-            "--memory", self.memory, "--cpus", str(self.cpus),
-            "--rwdir", str(run_dir),
+            "--memory",
+            self.memory,
+            "--cpus",
+            str(self.cpus),
+            "--rwdir",
+            str(run_dir),
             # One word: argparse takes a separate value starting with "-" for an option.
             "--qemu-opts=" + " ".join(QEMU_OPTIONS),
-            "--exec", f"/bin/sh {shlex.quote(str(guest_script))}",
+            "--exec",
+            f"/bin/sh {shlex.quote(str(guest_script))}",
         ]
         if not self.accelerator().kvm:
             argv.insert(argv.index("--name"), "--disable-kvm")
         return argv
 
     def _kernel_for_vng(self, run_dir: Path) -> Path:
-        """The kernel path to hand vng, staged with its modules when they live elsewhere.
+        """The kernel image to hand vng, prepared in the run directory where that helps."""
+        image = (
+            uncompressed_pvh_kernel(self.kernel_image(), self.release(), run_dir)
+            or self.kernel_image()
+        )
+        if self._modules_dir is None:
+            return image
+        return self._stage_with_modules(image, self._modules_dir, run_dir)
+
+    def _stage_with_modules(self, image: Path, modules_dir: Path, run_dir: Path) -> Path:
+        """Link a custom modules directory and the image into the layout vng expects.
 
         vng finds a kernel's modules at <root>/lib/modules/<release>, <root> being the
         nearest ancestor of the kernel image that has lib/modules (/ for /boot/vmlinuz-*),
         and puts the ones it needs to mount the root (virtio, 9p, overlay) in its
-        initramfs. A custom modules directory is linked into that layout in the run dir.
+        initramfs; inside the guest it links /lib/modules/<release> to that directory.
         """
-        kernel = self.kernel_image()
-        if self._modules_dir is None:
-            return kernel
         stage = run_dir / "kernel"
         (stage / "lib" / "modules").mkdir(parents=True, exist_ok=True)
         (stage / "boot").mkdir(exist_ok=True)
         modules_link = stage / "lib" / "modules" / self.release()
-        kernel_link = stage / "boot" / kernel.name
-        for link, target in ((modules_link, self._modules_dir), (kernel_link, kernel)):
+        image_link = stage / "boot" / image.name
+        for link, target in ((modules_link, modules_dir), (image_link, image)):
             if not link.is_symlink():
                 link.symlink_to(target.resolve())
-        return kernel_link
+        return image_link
 
-    def guest_script(self, command_script: str, run_dir: Path) -> str:
+    def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:
         # No halt at the end: vng's init powers the guest off when the script returns.
-        return "#!/bin/sh\n" + self._setup_script(run_dir) + command_script
+        return "#!/bin/sh\n" + self._setup_script(run_dir, cwd) + command_script
 
-    def _setup_script(self, run_dir: Path) -> str:
+    def _setup_script(self, run_dir: Path, cwd: Path) -> str:
+        return (
+            _BASE_SETUP
+            + self._scratch_setup(run_dir, cwd)
+            + self._modules_setup()
+            + _MODULES_AND_UDEV_SETUP
+        )
+
+    def _scratch_setup(self, run_dir: Path, cwd: Path) -> str:
+        """A fresh tmpfs on /tmp, with the run directory (and custom modules) kept visible.
+
+        vng's /tmp is an overlay on the host's /tmp: writes stay in RAM, but the host's
+        files (other boards' run directories among them) show through and every lookup
+        goes over 9p. The run directory, the one writable host directory, and a custom
+        modules directory (which may well live under /tmp) are bound aside first and
+        brought back on top.
+        """
         run = shlex.quote(str(run_dir))
+        keep_modules = ""
+        if self._modules_dir is not None:
+            modules = shlex.quote(str(self._modules_dir.resolve()))
+            keep_modules = (
+                f"mkdir -p /run/hwcrypto-modules\nmount --bind {modules} /run/hwcrypto-modules\n"
+            )
+        keep_cwd = restore_cwd = ""
+        if is_under(cwd, ["/tmp"]) and not is_under(cwd, [str(run_dir)]):
+            # The caller's working directory lives under /tmp: keep it visible too.
+            where = shlex.quote(str(cwd))
+            keep_cwd = f"mkdir -p /run/hwcrypto-cwd\nmount --bind {where} /run/hwcrypto-cwd\n"
+            restore_cwd = (
+                f"mkdir -p {where}\nmount --bind /run/hwcrypto-cwd {where}\n"
+                "umount /run/hwcrypto-cwd\n"
+            )
         return f"""
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-unset TMPDIR
-# Kernel messages stay in dmesg (saved to the run directory at the end); only emergencies
-# still reach the console, so the command's streamed output is not interleaved with them.
-dmesg -n 1 2>/dev/null
-# vng's init mounts most of this already; a different init or a newer vng may not.
-mountpoint -q /dev/pts || {{ mkdir -p /dev/pts; mount -t devpts devpts /dev/pts; }}
-mountpoint -q /dev/shm || {{ mkdir -p /dev/shm; mount -t tmpfs tmpfs /dev/shm; }}
-mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
-modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
-# vng's init ran udev to load device drivers. Stop it now, as on the UML board: dm-crypt
-# setup must not race udev rules (DM_DISABLE_UDEV=1 below) and measurements must not
-# compete with udev workers.
-udevadm control --exit 2>/dev/null
-# Scratch space. vng's /tmp is an overlay on the host's /tmp: writes stay in RAM, but the
-# host's files (other boards' run directories among them) show through and every lookup
-# goes over 9p. A fresh tmpfs instead; the run directory, the one writable host
-# directory, is kept aside and bound back on top.
 mkdir -p /run/hwcrypto-run
 mount --bind {run} /run/hwcrypto-run
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+{keep_modules}{keep_cwd}mount -t tmpfs -o mode=1777 tmpfs /tmp
 mkdir -p {run}
 mount --bind /run/hwcrypto-run {run}
 umount /run/hwcrypto-run
+{restore_cwd}"""
+
+    def _modules_setup(self) -> str:
+        """Custom modules under /lib/modules/<release>, as on the UML board.
+
+        vng links /lib/modules/<release> to the staged directory, but the link's target
+        may now be covered by the tmpfs on /tmp; a bind mount does not depend on it.
+        """
+        if self._modules_dir is None:
+            return ""
+        release = shlex.quote(self.release())
+        return f"""
+mount -t tmpfs tmpfs /lib/modules
+mkdir -p /lib/modules/{release}
+mount --bind /run/hwcrypto-modules /lib/modules/{release}
+"""
+
+
+_BASE_SETUP = """
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+unset TMPDIR
+# Kernel messages stay in dmesg (saved to the run directory at the end). Only levels 0-2
+# still reach the console: "Kernel panic", "BUG: unable to handle", "kernel BUG at" are
+# then in the console log even if the guest dies before saving dmesg, and the command's
+# streamed output is not interleaved with ordinary kernel chatter.
+dmesg -n 3 2>/dev/null
+# vng's init mounts most of this already; a different init or a newer vng may not.
+mountpoint -q /dev/pts || { mkdir -p /dev/pts; mount -t devpts devpts /dev/pts; }
+mountpoint -q /dev/shm || { mkdir -p /dev/shm; mount -t tmpfs tmpfs /dev/shm; }
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+"""
+
+_MODULES_AND_UDEV_SETUP = f"""
+modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
+# vng's init ran udev to load device drivers. Stop it now, as on the UML board: dm-crypt
+# setup must not race udev rules (DM_DISABLE_UDEV=1) and measurements must not compete
+# with udev workers.
+udevadm control --exit 2>/dev/null
 export DM_DISABLE_UDEV=1
 """

@@ -12,10 +12,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pytest_hwcrypto.boards.base import Board, BoardError
+from pytest_hwcrypto.boards.base import Board, BoardError, is_under
 
 DEBIAN_UML_KERNEL = Path("/usr/bin/linux.uml")
 DEBIAN_UML_MODULES = Path("/usr/lib/uml/modules")
+# Host directories the guest covers with tmpfs: the host root is read-only in the board.
+SCRATCH_DIRS = ("/tmp", "/var/tmp", "/run", "/var/lib/lxc", "/var/cache/lxc", "/var/log")
 
 # Crypto user API and the block/device-mapper pieces the suites use. Loaded up front so a
 # test never depends on on-demand module loading inside the board.
@@ -106,8 +108,22 @@ class UmlBoard(Board):
             "quiet",
         ]
 
-    def guest_script(self, command_script: str, run_dir: Path) -> str:
-        return "#!/bin/sh\n" + self._setup_script(run_dir) + command_script + "halt -f\n"
+    def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:
+        return (
+            "#!/bin/sh\n"
+            + self._setup_script(run_dir)
+            + self._keep_visible(cwd, run_dir)
+            + command_script
+            + "halt -f\n"
+        )
+
+    @staticmethod
+    def _keep_visible(cwd: Path, run_dir: Path) -> str:
+        """Mount the caller's directory back, read-only, if a scratch tmpfs covers it."""
+        if not is_under(cwd, SCRATCH_DIRS) or is_under(cwd, [str(run_dir)]):
+            return ""
+        where = shlex.quote(str(cwd))
+        return f"mkdir -p {where}\nmount -r -t hostfs none {where} -o {where}\n"
 
     def _setup_script(self, run_dir: Path) -> str:
         run = shlex.quote(str(run_dir))
@@ -121,7 +137,7 @@ class UmlBoard(Board):
 mount -t tmpfs tmpfs /lib/modules
 mkdir -p /lib/modules/{release}
 mount --bind {shlex.quote(str(modules))} /lib/modules/{release}
-for m in {" ".join(GUEST_MODULES)}; do modprobe -q $m 2>/dev/null; done
+modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
 """
         return f"""
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -134,7 +150,7 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
 {module_setup}
 # Scratch space: everything the board writes outside the run directory stays in tmpfs.
-for d in /tmp /var/tmp /run /var/lib/lxc /var/cache/lxc /var/log; do
+for d in {" ".join(SCRATCH_DIRS)}; do
     [ -d $d ] && mount -t tmpfs tmpfs $d
 done
 # The run directory is the one writable host directory; mount it after the tmpfs above,

@@ -99,3 +99,21 @@ def test_kernel_trouble_on_the_console_is_reported() -> None:
     board = _board_or_skip()
     result, _ = _run(board, "echo 'alg: skcipher: cbc-aes-demo encryption test failed' > /dev/kmsg")
     assert [e.kind for e in result.kernel_events] == ["selftest-failed"]
+
+
+def test_output_without_final_newline_is_not_lost() -> None:
+    board = _board_or_skip()
+    result, output = _run(board, "printf 'no newline here'")
+    assert result.exit_code == 0
+    assert "no newline here" in output
+
+
+def test_working_directory_under_tmp_stays_visible(tmp_path: Path) -> None:
+    board = _board_or_skip()
+    (tmp_path / "marker.txt").write_text("visible")
+    out = io.StringIO()
+    result = board.run(
+        "cat marker.txt", cwd=tmp_path, env=passed_environment(os.environ), timeout=60, stream=out
+    )
+    assert result.exit_code == 0
+    assert "visible" in out.getvalue()

@@ -1,0 +1,100 @@
+"""`pytest --hwcrypto-vm=uml` and `hwcrypto vm uml` end to end, from the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_hwcrypto.boards.base import BoardError
+from pytest_hwcrypto.boards.uml import UmlBoard
+
+
+@pytest.fixture(autouse=True)
+def _uml_available() -> None:
+    try:
+        UmlBoard().check_prerequisites()
+    except BoardError as error:
+        pytest.skip(str(error))
+    if "HWCRYPTO_BOARD_RUN_DIR" in os.environ:
+        pytest.skip("already inside a virtual board: boards are booted from the host")
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_inner_exit_code_output_and_result_files_come_back(tmp_path: Path) -> None:
+    (tmp_path / "test_inside.py").write_text(
+        "import os\n"
+        "def test_kernel_is_the_boards():\n"
+        "    print('INNER', os.uname().release, os.environ['HWCRYPTO_BOARD_KIND'])\n"
+        "def test_fails():\n"
+        "    assert 1 == 2\n"
+    )
+    done = _pytest(
+        tmp_path,
+        "--hwcrypto",
+        "--hwcrypto-vm=uml",
+        "test_inside.py",
+        "-s",
+        "--junitxml=reports/junit.xml",
+        "--hwcrypto-json",
+        "reports/results.json",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"INNER {UmlBoard().release()} uml" in done.stdout
+    assert "1 failed, 1 passed" in done.stdout
+    assert "hwcrypto: uml board" in done.stdout
+    junit = (tmp_path / "reports/junit.xml").read_text()
+    assert 'failures="1"' in junit
+    results = json.loads((tmp_path / "reports/results.json").read_text())
+    assert results["kernel"]["release"] == UmlBoard().release()
+    assert results["board"]["kind"] == "uml"
+    assert list((tmp_path / "hwcrypto-artifacts").glob("uml-*-console.log"))
+
+
+def test_passing_session_exits_zero(tmp_path: Path) -> None:
+    (tmp_path / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    done = _pytest(tmp_path, "--hwcrypto-vm=uml", "test_ok.py", "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hwcrypto_vm_exec_returns_the_commands_exit_code(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_hwcrypto.cli",
+            "vm",
+            "uml",
+            "--exec",
+            "hwcrypto inventory --json > inv.json 2>&1; grep -c aes-fixed-time /proc/crypto; exit 5",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 5, done.stdout + done.stderr
+
+
+def test_missing_kernel_is_one_line_naming_the_fix(tmp_path: Path) -> None:
+    done = _pytest(tmp_path, "--hwcrypto", "--hwcrypto-vm=uml", "--hwcrypto-kernel=/nonexistent")
+    assert done.returncode == 4
+    assert done.stdout.strip().splitlines() == [
+        "ERROR: hwcrypto: UML kernel /nonexistent not found: check --hwcrypto-kernel"
+    ]
+    assert "Traceback" not in done.stderr
