@@ -16,10 +16,10 @@ import tempfile
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
-from collections.abc import Iterable
 
 from pytest_hwcrypto.boards.console import Console, ConsoleOutcome, KernelEvent, scan_kernel_log
 
