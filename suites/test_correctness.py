@@ -1,0 +1,406 @@
+"""Correctness suite: published vectors and differential cases against every registered driver.
+
+Each driver is bound by its exact driver name, so a test names the one implementation that
+produced the bytes: "cbc(aes-fixed-time) fails CBCVarKey128 #37". Two kinds of tests:
+
+* test_known_answer: NIST CAVP and RFC vectors from the installed cryptography_vectors
+  package (sampled, see pytest_hwcrypto.kernel.vectors);
+* test_differential: seeded random cases (see pytest_hwcrypto.kernel.differential) whose
+  output must equal OpenSSL's (via pyca cryptography), from a misaligned buffer and
+  submitted in pieces, decrypting back to the input; for AEADs a flipped tag bit must be
+  refused; for hashes, incremental must equal one-shot. Equality with the generic C
+  driver follows from both matching OpenSSL; the generic driver is asked when a driver
+  disagrees, and the failure says whether it agrees with OpenSSL or with the driver.
+
+A driver that refuses a valid key, returns short output or hangs fails with that reason.
+Drivers AF_ALG cannot reach (masked off-CPU drivers, failed self-tests) are skipped with the
+reason; the inventory suite is where those fail.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Callable, cast
+
+import pytest
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.kernel import afalg, differential, vectors
+from pytest_hwcrypto.kernel.classify import classify_driver
+from pytest_hwcrypto.kernel.differential import (
+    AEAD,
+    SKCIPHER,
+    DifferentialCase,
+    SessionSeed,
+    Target,
+)
+from pytest_hwcrypto.kernel.inventory import build_inventory
+from pytest_hwcrypto.kernel.procfs import read_proc_crypto
+from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVector, Vector
+from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.session import HwcryptoSession
+from pytest_hwcrypto.verdict.bytes_diff import hex_preview, mismatch_message
+
+pytestmark = pytest.mark.hwcrypto_correctness
+
+TARGETS_KEY = "correctness-targets"
+SEED_KEY = "correctness-seed"
+
+
+# --- collection: which drivers, which vectors, how many cases -------------------------------
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    state = fixtures.hwcrypto_state(metafunc.config)
+    targets = correctness_targets(state)
+    if "known_answer" in metafunc.fixturenames:
+        pairs = [(target, vector) for target in targets
+                 for vector in vectors.known_answers(target.algorithm)]
+        metafunc.parametrize(("target", "known_answer"), pairs,
+                             ids=[f"{t.id}:{v.source}#{v.position}" for t, v in pairs])
+    if "case_index" in metafunc.fixturenames:
+        count = int(state.value("fuzz_iterations"))
+        cases = [(target, index) for target in targets for index in range(count)]
+        metafunc.parametrize(("target", "case_index"), cases,
+                             ids=[f"{t.id}:fuzz#{i}" for t, i in cases])
+
+
+def correctness_targets(state: HwcryptoSession) -> list[Target]:
+    """The drivers to check, computed once per process (every xdist worker does the same)."""
+    if TARGETS_KEY not in state.cache:
+        selected = "correctness" in state.value("suite")
+        state.cache[TARGETS_KEY] = discover_targets(state.value("timeout")) if selected else []
+    targets: list[Target] = state.cache[TARGETS_KEY]
+    return targets
+
+
+def discover_targets(timeout: float) -> list[Target]:
+    """Instantiate the templates (where AF_ALG exists), then read /proc/crypto once more.
+
+    The session's cached inventory is left alone: it is what the kernel showed before this
+    suite asked for anything.
+    """
+    if not fixtures.PROC_CRYPTO.exists():
+        return []
+    pinned = instantiate_templates(timeout) if _afalg_present() else {}
+    return differential.select_targets(registered_now(), pinned, vectors.CORE_ALGORITHMS,
+                                       lambda driver: classify_driver(driver, ""))
+
+
+def instantiate_templates(timeout: float) -> dict[str, set[str]]:
+    """Ask for every algorithm by name, then pin templates over every cipher driver.
+
+    Returns, per algorithm, the pinned driver strings that could be bound. Order matters
+    (see differential.py): by-name binds load modules first, inner modes before outer.
+    """
+    for algorithm, name in differential.by_name_bindings():
+        _bind(algorithm, name, timeout)
+    pinned: dict[str, set[str]] = {}
+    for algorithm, driver in differential.pinned_bindings(registered_now()):
+        if _bind(algorithm, driver, timeout):
+            pinned.setdefault(algorithm, set()).add(driver)
+    return pinned
+
+
+def registered_now() -> list[differential.Registered]:
+    return differential.registered_from(build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO)))
+
+
+def _afalg_present() -> bool:
+    return any(afalg.afalg_available(kind)[0] for kind in (SKCIPHER, AEAD, differential.HASH))
+
+
+def _bind(algorithm: str, name: str, timeout: float) -> bool:
+    """Open and close a session: binding is what makes the kernel build an instance."""
+    spec = differential.SPECS[algorithm]
+    # bytes(range(n)): XTS halves differ and the three DES keys differ, so no weak-key refusal.
+    key = bytes(range(spec.key_sizes[0])) if spec.key_sizes else b""
+    try:
+        if spec.kind == SKCIPHER:
+            afalg.open_skcipher(name, key, timeout=timeout).close()
+        elif spec.kind == AEAD:
+            afalg.open_aead(name, key, authsize=spec.authsizes[0], timeout=timeout).close()
+        else:
+            afalg.open_hash(name, timeout=timeout).close()  # no key needed to bind
+    except afalg.AfAlgError:
+        return False
+    return True
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def correctness_seed(hwcrypto_session: HwcryptoSession,
+                     pytestconfig: pytest.Config,
+                     record_testsuite_property: Callable[[str, object], None]) -> SessionSeed:
+    """The run's seed: --hwcrypto-seed, else shared by all xdist workers, else random."""
+    if SEED_KEY not in hwcrypto_session.cache:
+        workerinput = getattr(pytestconfig, "workerinput", None)
+        hwcrypto_session.cache[SEED_KEY] = differential.session_seed(
+            hwcrypto_session.value("seed"), differential.shared_run_id(workerinput))
+    seed: SessionSeed = hwcrypto_session.cache[SEED_KEY]
+    record_testsuite_property("hwcrypto.correctness.seed", seed.value)
+    return seed
+
+
+# --- known answers --------------------------------------------------------------------------
+
+def test_known_answer(target: Target, known_answer: Vector, hwcrypto_afalg: fixtures.AfAlg,
+                      hwcrypto_results: ResultsRecorder) -> None:
+    """The driver reproduces a published vector."""
+    subject = f"{target.driver} fails {known_answer.label} ({known_answer.direction})"
+    with driver_trouble_fails(target, subject, hwcrypto_results, vector_details(known_answer)):
+        if isinstance(known_answer, CipherVector):
+            check_cipher_vector(hwcrypto_afalg, target, known_answer, subject)
+        elif isinstance(known_answer, AeadVector):
+            check_aead_vector(hwcrypto_afalg, target, known_answer, subject)
+        else:
+            check_digest_vector(hwcrypto_afalg, target, known_answer, subject)
+
+
+def check_cipher_vector(engine: fixtures.AfAlg, target: Target, vector: CipherVector,
+                        subject: str) -> None:
+    iv = vector.iv or None  # ECB has no IV
+    with engine.skcipher(target.driver, vector.key) as session:
+        if vector.encrypt:
+            got, want = session.encrypt(vector.plaintext, iv), vector.ciphertext
+        else:
+            got, want = session.decrypt(vector.ciphertext, iv), vector.plaintext
+    fail_on_mismatch(subject, want, got, vector_details(vector))
+
+
+def check_aead_vector(engine: fixtures.AfAlg, target: Target, vector: AeadVector,
+                      subject: str) -> None:
+    with engine.aead(target.driver, vector.key, len(vector.tag)) as session:
+        if vector.encrypt:
+            got = session.encrypt(vector.plaintext, vector.iv, vector.aad)
+            fail_on_mismatch(subject, vector.ciphertext + vector.tag, got, vector_details(vector))
+            return
+        sealed = vector.ciphertext + vector.tag
+        if not vector.authentic:
+            if not expect_rejection(session, sealed, vector.iv, vector.aad,
+                                    f"{subject}: accepted a forged tag", vector_details(vector)):
+                pytest.skip("a forged tag-only message cannot be checked through AF_ALG "
+                            "(no AAD, no ciphertext: the kernel never runs the request)")
+            return
+        got = session.decrypt(sealed, vector.iv, vector.aad)
+    fail_on_mismatch(subject, vector.plaintext, got, vector_details(vector))
+
+
+def check_digest_vector(engine: fixtures.AfAlg, target: Target, vector: DigestVector,
+                        subject: str) -> None:
+    with engine.hash(target.driver, vector.key) as session:
+        got = session.digest(vector.message)
+    fail_on_mismatch(subject, vector.digest, got, vector_details(vector))
+
+
+def vector_details(vector: Vector) -> str:
+    """Where the vector is and its inputs (published test data only)."""
+    parts = [f"vector {vector.label}: {vector.where}"]
+    if isinstance(vector, (CipherVector, AeadVector)):
+        parts.append(f"key ({len(vector.key)} bytes) {hex_preview(vector.key)}")
+        if vector.iv:
+            parts.append(f"iv {hex_preview(vector.iv)}")
+        data = vector.plaintext if vector.encrypt else vector.ciphertext
+        parts.append(f"length {len(data)}")
+    if isinstance(vector, AeadVector):
+        parts.append(f"aad {hex_preview(vector.aad)}, tag length {len(vector.tag)}")
+    if isinstance(vector, DigestVector):
+        if vector.key is not None:
+            parts.append(f"key ({len(vector.key)} bytes) {hex_preview(vector.key)}")
+        parts.append(f"message length {len(vector.message)}")
+    return "; ".join(parts)
+
+
+# --- differential cases ---------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=256)
+def case_and_expected(algorithm: str, index: int, seed: int) -> tuple[DifferentialCase, bytes]:
+    """The case and OpenSSL's answer, shared by every driver of the algorithm."""
+    spec = differential.SPECS[algorithm]
+    case = differential.generate_case(spec, index, seed)
+    return case, differential.expected_output(spec, case)
+
+
+@pytest.fixture
+def correctness_reference(target: Target, hwcrypto_session: HwcryptoSession) -> Target | None:
+    """The generic driver of the target's algorithm (None when the kernel has none)."""
+    return differential.reference_driver(correctness_targets(hwcrypto_session), target.algorithm)
+
+
+def test_differential(target: Target, case_index: int, hwcrypto_afalg: fixtures.AfAlg,
+                      hwcrypto_results: ResultsRecorder, correctness_seed: SessionSeed,
+                      correctness_reference: Target | None) -> None:
+    """The driver agrees with OpenSSL on a seeded random case, every way it is submitted.
+
+    Agreeing with the generic driver follows: the generic driver's own tests hold it to the
+    same OpenSSL bytes. So the generic driver is run only when this driver disagrees with
+    OpenSSL, to say whether the kernel's generic code disagrees the same way (then the
+    difference is in the definition, not in this driver) — and a broken generic driver
+    fails its own tests instead of every driver compared with it.
+    """
+    case, expected = case_and_expected(target.algorithm, case_index, correctness_seed.value)
+    run = CaseRun(hwcrypto_afalg, target, case, expected, correctness_reference,
+                  f"{case.describe()}; {correctness_seed.rerun_hint()}")
+    with driver_trouble_fails(target, run.subject, hwcrypto_results, run.details):
+        if target.kind == SKCIPHER:
+            run_skcipher_case(run)
+        elif target.kind == AEAD:
+            run_aead_case(run)
+        else:
+            run_hash_case(run)
+
+
+class CaseRun:
+    """One differential case on one driver: its inputs, OpenSSL's answer, how to report."""
+
+    def __init__(self, engine: fixtures.AfAlg, target: Target, case: DifferentialCase,
+                 expected: bytes, reference: Target | None, details: str) -> None:
+        self.engine, self.target, self.case = engine, target, case
+        self.expected, self.reference, self.details = expected, reference, details
+        self.subject = f"{target.driver} fails {differential.case_id(target.algorithm, case.index)}"
+
+    def check(self, what: str, want: bytes, got: bytes) -> None:
+        """Fail naming the driver, the check and the first differing byte."""
+        message = mismatch_message(f"{self.subject}: {what}", want, got)
+        if message is not None:
+            pytest.fail(f"{message}\n  {self.details}{self.second_opinion(got)}",
+                        pytrace=False)
+
+    def second_opinion(self, got: bytes) -> str:
+        """What the generic driver answers for the same one-shot request."""
+        reference = self.reference
+        if reference is None or reference.driver == self.target.driver:
+            return ""
+        try:
+            generic = one_shot(self.engine, reference, self.case)
+        except afalg.AfAlgError as error:
+            return f"\n  generic driver {reference.driver} could not be asked: {error}"
+        if generic == self.expected:
+            verdict = "agrees with OpenSSL: this driver is wrong"
+        elif generic == got:
+            verdict = ("gives the same bytes as this driver: the kernel and OpenSSL "
+                       "disagree, not this driver and the generic code")
+        else:
+            verdict = "disagrees with both OpenSSL and this driver"
+        return f"\n  generic driver {reference.driver} {verdict}"
+
+
+def run_skcipher_case(run: CaseRun) -> None:
+    case, iv = run.case, run.case.iv or None
+    with run.engine.skcipher(run.target.driver, case.key) as session:
+        got = session.encrypt(misaligned(case.data, case.misalign), iv)
+        run.check("encrypt vs OpenSSL", run.expected, got)
+        chunked = session.encrypt(case.data, iv, chunks=case.chunks[:-1])
+        run.check(f"encrypt in chunks {_chunks(case)} vs OpenSSL", run.expected, chunked)
+        back = session.decrypt(misaligned(run.expected, case.misalign), iv,
+                               chunks=case.chunks[:-1])
+        run.check("decrypt(encrypt(x)) != x", case.data, back)
+
+
+def run_aead_case(run: CaseRun) -> None:
+    case = run.case
+    with run.engine.aead(run.target.driver, case.key, case.authsize) as session:
+        got = session.encrypt(case.data, case.iv, case.aad)
+        run.check("encrypt vs OpenSSL", run.expected, got)
+        back = session.decrypt(run.expected, case.iv, case.aad)
+        run.check("decrypt(encrypt(x)) != x", case.data, back)
+        # A bit of the tag: bit numbers count from the end of ciphertext || tag. (Skipped
+        # inside expect_rejection for a tag-only message, which AF_ALG cannot check.)
+        forged = differential.flip_bit(run.expected, case.seed % (8 * case.authsize))
+        expect_rejection(session, forged, case.iv, case.aad,
+                         f"{run.subject}: accepted a tag with one bit flipped", run.details)
+
+
+def run_hash_case(run: CaseRun) -> None:
+    case = run.case
+    with run.engine.hash(run.target.driver, case.key_or_none) as session:
+        got = session.digest(misaligned(case.data, case.misalign))
+        run.check("digest vs OpenSSL", run.expected, got)
+        incremental = session.digest(case.data, chunks=case.chunks[:-1])
+        run.check(f"incremental digest (chunks {_chunks(case)}) vs one-shot", got, incremental)
+
+
+def one_shot(engine: fixtures.AfAlg, target: Target, case: DifferentialCase) -> bytes:
+    """The plain one-request output of a driver, for comparing drivers with each other."""
+    if target.kind == SKCIPHER:
+        with engine.skcipher(target.driver, case.key) as session:
+            return session.encrypt(case.data, case.iv or None)
+    if target.kind == AEAD:
+        with engine.aead(target.driver, case.key, case.authsize) as session:
+            return session.encrypt(case.data, case.iv, case.aad)
+    with engine.hash(target.driver, case.key_or_none) as session:
+        return session.digest(case.data)
+
+
+def misaligned(data: bytes, offset: int) -> bytes:
+    """`data` in a buffer that starts `offset` bytes past an allocation (0 = as allocated).
+
+    A memoryview: the engine wraps whatever it gets in memoryview(), so the kernel copies
+    from the misaligned address (its type hints say bytes, hence the cast).
+    """
+    buffer = bytearray(offset + len(data))
+    buffer[offset:] = data
+    return cast(bytes, memoryview(buffer)[offset:])
+
+
+def _chunks(case: DifferentialCase) -> str:
+    return "+".join(map(str, case.chunks)) or "none"
+
+
+# --- turning outcomes into verdicts ---------------------------------------------------------
+
+def fail_on_mismatch(subject: str, expected: bytes, got: bytes, details: str) -> None:
+    message = mismatch_message(subject, expected, got)
+    if message is not None:
+        pytest.fail(f"{message}\n  {details}", pytrace=False)
+
+
+def expect_rejection(session: afalg.AeadSession, sealed: bytes, iv: bytes, aad: bytes,
+                     subject: str, details: str) -> bool:
+    """Decryption must fail with EBADMSG and hand out no plaintext.
+
+    Returns False when the check cannot be made: with no AAD and no ciphertext the answer
+    is zero bytes, and AF_ALG never runs a request whose receive buffer is empty (seen on
+    6.1: a forged tag-only message "decrypts" to nothing without being checked), so the
+    engine's decrypt() returns b"" untested. That is the interface, not the driver.
+    """
+    if not aad and len(sealed) == session.authsize:
+        return False
+    try:
+        plaintext = session.decrypt(sealed, iv, aad)
+    except afalg.AuthenticationFailed:
+        return True
+    pytest.fail(f"{subject} (returned {len(plaintext)} bytes of plaintext instead of "
+                f"EBADMSG)\n  {details}", pytrace=False)
+
+
+@contextmanager
+def driver_trouble_fails(target: Target, subject: str, results: ResultsRecorder,
+                         details: str) -> Iterator[None]:
+    """Engine errors become a failure (or skip) that says what the driver did, no traceback."""
+    try:
+        yield
+    except afalg.AfAlgMasked as error:
+        results.add_finding(afalg.FINDING_AFALG_MASKED, target.algorithm, str(error),
+                            driver=target.driver)
+        pytest.skip(f"{target.driver}: {error}")
+    except (afalg.AfAlgUnavailable, afalg.SelfTestFailed) as error:
+        pytest.skip(f"{target.driver}: {error} (the inventory suite reports this)")
+    except afalg.BadKeyLength as error:
+        _fail(f"{subject}: rejects a valid {error.key_length}-byte key ({error})", details)
+    except afalg.BadAuthSize as error:
+        _fail(f"{subject}: rejects a valid tag length ({error})", details)
+    except afalg.OperationTimeout as error:
+        _fail(f"{subject}: hangs: no answer within {error.timeout:g} s ({error})", details)
+    except afalg.AuthenticationFailed as error:
+        _fail(f"{subject}: refuses its own authentic ciphertext ({error})", details)
+    except afalg.DriverNotRegistered as error:
+        _fail(f"{subject}: listed at collection but cannot be bound now ({error})", details)
+    except afalg.AfAlgError as error:
+        _fail(f"{subject}: {error}", details)
+
+
+def _fail(message: str, details: str) -> None:
+    pytest.fail(f"{message}\n  {details}", pytrace=False)
