@@ -7,6 +7,8 @@ the driver or expectation at fault.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import pytest
 
 from pytest_hwcrypto import fixtures
@@ -17,6 +19,9 @@ from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.verdict import inventory_checks
 
 pytestmark = pytest.mark.hwcrypto_inventory
+
+# The type of pytest's record_testsuite_property fixture (pytest exports no name for it).
+RecordProperty = Callable[[str, object], None]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -41,7 +46,7 @@ def entry_id(entry: InventoryEntry) -> str:
 
 
 def test_kernel_facts_recorded(
-    hwcrypto_kernel: KernelFacts, record_testsuite_property: pytest.RecordTestsuiteProperty
+    hwcrypto_kernel: KernelFacts, record_testsuite_property: RecordProperty
 ) -> None:
     for key, value in hwcrypto_kernel.to_json().items():
         record_testsuite_property(f"hwcrypto.kernel.{key}", value)
@@ -93,7 +98,7 @@ def test_blacklisted_crypto_modules_reported(
 
 def test_winners_recorded(
     hwcrypto_inventory: list[InventoryEntry],
-    record_testsuite_property: pytest.RecordTestsuiteProperty,
+    record_testsuite_property: RecordProperty,
 ) -> None:
     """The driver the kernel hands out for each algorithm with a choice of drivers."""
     winners = inventory_checks.contested_winners(hwcrypto_inventory)

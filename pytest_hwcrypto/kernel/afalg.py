@@ -652,15 +652,20 @@ def _submit(sock: socket.socket, deadline: float, pieces: Sequence[memoryview],
         _send(sock, deadline, piece, control if index == 0 else None, flags)
 
 
-def _recv_once(sock: socket.socket, deadline: float, out: memoryview) -> int:
-    """One read into ``out`` (waiting, up to the deadline, while the kernel has nothing)."""
+def _recv_once(sock: socket.socket, deadline: float, out: memoryview,
+               may_be_empty: bool = False) -> int:
+    """One read into ``out`` (waiting, up to the deadline, while the kernel has nothing).
+
+    ``may_be_empty``: the request legitimately produces no bytes (an AEAD decrypt of a
+    tag-only message), so a zero-length answer is the result, not a failure.
+    """
     while True:
         try:
             count = sock.recv_into(out)
         except BlockingIOError:
             _wait_for(sock, select.POLLIN, deadline)
             continue
-        if count == 0 and len(out):
+        if count == 0 and len(out) and not may_be_empty:
             raise OSError(errno.EIO, "the kernel returned no data")
         return count
 
@@ -1042,10 +1047,13 @@ class AeadSession(AfAlgSession):
         def work(op_sock: socket.socket, deadline: float) -> bytes:
             _fit_buffers(op_sock, max(len(message), out_length))
             _submit(op_sock, deadline, [memoryview(message)], control)
-            out = bytearray(out_length)
+            # At least one byte: a read into an empty buffer does not run the request at
+            # all, so a forged tag-only message (no AAD, no text) would "decrypt" to b"".
+            out = bytearray(max(out_length, 1))
             # One read: on a short read the kernel would split the request and authenticate
             # the pieces separately, so the output must arrive whole.
-            count = _recv_once(op_sock, deadline, memoryview(out))
+            count = _recv_once(op_sock, deadline, memoryview(out), may_be_empty=out_length == 0)
+            del out[out_length:]
             if count != out_length:
                 raise OSError(errno.EMSGSIZE, f"short AEAD read {count}/{out_length}")
             return bytes(out)

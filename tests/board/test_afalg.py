@@ -406,3 +406,15 @@ def test_a_result_that_never_comes_times_out_instead_of_hanging() -> None:
             session._run_op("encrypt", wait_forever)
         # The worker finished by itself, so the session is still usable.
         assert len(session.encrypt(bytes(16), bytes(16))) == 16
+
+
+def test_forged_tag_only_message_is_rejected() -> None:
+    """No AAD and no ciphertext: the request must still run and the tag be checked."""
+    key, iv = bytes(16), bytes(12)
+    with afalg.open_aead("gcm(aes)", key, authsize=16) as session:
+        sealed = session.encrypt(b"", iv)
+        assert len(sealed) == 16
+        assert session.decrypt(sealed, iv) == b""
+        forged = bytes([sealed[0] ^ 1]) + sealed[1:]
+        with pytest.raises(afalg.AuthenticationFailed):
+            session.decrypt(forged, iv)
