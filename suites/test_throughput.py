@@ -1,0 +1,381 @@
+"""Throughput suite: is the driver the kernel hands out the fast one, and does hardware beat
+software where the board profile says it must?
+
+Every algorithm the kernel can serve with two or more drivers is measured through AF_ALG
+on all of them, per block size, within --hwcrypto-budget (measure/plan.py decides what fits
+and in which order; measure/afalg_throughput.py times it). Block-cipher modes are measured
+over every implementation of the cipher: binding `cbc(aes-generic)` by driver name makes
+the kernel instantiate the template over exactly that cipher, so a board with aes-generic
+and aes-fixed-time compares the two even though only one would ever be handed out.
+
+What is reported, and how:
+
+* every measurement goes to the results recorder (so --hwcrypto-json holds it);
+* findings that need no rule -- the winner is not the fastest (`winner-not-fastest`), a
+  hardware driver loses to software (`hw-loses-to-sw`), and the crossover of every
+  hardware/software pair (`crossover`) -- are recorded, never failed on;
+* each [[rule]] of the board profile is one test, named after the rule, and fails with the
+  rule's own message (numbers, driver, block size) when the data are clearly on the wrong
+  side;
+* tcrypt, the in-kernel path that still reaches offload engines AF_ALG masks, runs once
+  where it can (not on UML, where it never returns) and its results are recorded too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.fixtures import AfAlg
+from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
+from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
+from pytest_hwcrypto.measure import tcrypt_runner
+from pytest_hwcrypto.measure.afalg_throughput import CellRecord, ThroughputRun, run_plan
+from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpecError, parse_load_spec
+from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
+from pytest_hwcrypto.measure.plan import parse_block_size_list as parse_sizes
+from pytest_hwcrypto.profile import BoardProfile
+from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError
+from pytest_hwcrypto.session import HwcryptoSession
+from pytest_hwcrypto.verdict.compare import DEFAULT_MIN_RATIO, compare_hw_sw, format_mib_s
+from pytest_hwcrypto.verdict.rules import (
+    NoRegressionRule,
+    Rule,
+    RuleError,
+    crossover_findings,
+    hw_loses_to_sw_findings,
+    rule_from_dict,
+    winner_not_fastest_findings,
+)
+
+pytestmark = pytest.mark.hwcrypto_throughput
+
+# Share of the budget kept for tcrypt where it runs (in cycles mode it takes seconds).
+TCRYPT_BUDGET_SHARE = 0.1
+TCRYPT_MIN_TIMEOUT = 60.0
+# tcrypt mode 500: every AES mode and key size on the winning (possibly async) driver;
+# sec=0 counts cycles over 8 requests per test instead of running one second per test.
+TCRYPT_REQUEST = tcrypt_runner.TcryptRequest(mode=tcrypt_runner.SKCIPHER_ASYNC_SPEED_MODE, sec=0)
+
+
+@dataclass(frozen=True)
+class ProfileRule:
+    """A profile [[rule]] as collected: its label for the test id, and the rule or error."""
+
+    label: str
+    rule: Rule | None
+    error: str | None = None
+
+
+@dataclass
+class SuiteRun:
+    run: ThroughputRun
+    inventory: list[dict[str, Any]]  # read after the run: includes the instances it created
+    findings: list[Finding] = field(default_factory=list)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    state = fixtures.hwcrypto_state(metafunc.config)
+    if "algorithm" in metafunc.fixturenames:
+        names = algorithms(discover_targets(fixtures.inventory(state)))
+        metafunc.parametrize("algorithm", names, ids=names)
+    if "profile_rule" in metafunc.fixturenames:
+        rules = collect_rules(state.profile) or [NO_RULES]
+        metafunc.parametrize("profile_rule", rules, ids=[rule.label for rule in rules])
+
+
+# Stands in for the rules when the profile has none, so the skip says why.
+NO_RULES = ProfileRule("no-profile-rules", None)
+
+
+def collect_rules(profile: BoardProfile | None) -> list[ProfileRule]:
+    if profile is None:
+        return []
+    collected = []
+    for number, table in enumerate(profile.rules, 1):
+        where = str(table.get("where", f"{profile.path} rule #{number}"))
+        data = {key: value for key, value in table.items() if key != "where"}
+        try:
+            rule = rule_from_dict(data, where)
+        except RuleError as error:
+            label = f"rule #{number} {data.get('type', '?')} (invalid)"
+            collected.append(ProfileRule(label, None, str(error)))
+            continue
+        collected.append(ProfileRule(rule.label, rule))
+    return collected
+
+
+# ---------------------------------------------------------------------------------------
+# the measuring run
+
+
+@pytest.fixture(scope="module")
+def throughput(
+    hwcrypto_session: HwcryptoSession,
+    hwcrypto_afalg: AfAlg,
+    hwcrypto_results: ResultsRecorder,
+) -> SuiteRun:
+    """Measure every algorithm with two or more drivers once, for all tests of this module."""
+    hwcrypto_afalg.require("skcipher")
+    block_sizes = _setting(hwcrypto_session, "block_sizes", parse_sizes)
+    load_spec = _setting(hwcrypto_session, "load", parse_load_spec)
+    targets = discover_targets(_read_inventory())
+    if not targets:
+        pytest.skip(
+            "no algorithm has two or more drivers here, so there is nothing to compare "
+            "(load the accelerated or offload driver modules, e.g. aes_ti, aesni_intel)"
+        )
+    budget = float(hwcrypto_session.value("budget"))
+    if tcrypt_runner.unavailable_reason() is None:
+        budget *= 1.0 - TCRYPT_BUDGET_SHARE
+    ruled = {r.rule.scope.algorithm for r in collect_rules(hwcrypto_session.profile) if r.rule}
+    plan = make_plan(targets, block_sizes, budget, prefer={a for a in ruled if a})
+    with BackgroundLoad(load_spec) as load:
+        run = run_plan(plan, timeout=hwcrypto_afalg.timeout, load=load)
+    inventory = [entry.to_json() for entry in _read_inventory()]
+    suite_run = SuiteRun(run, inventory, _findings(run, inventory))
+    _record(hwcrypto_results, suite_run)
+    return suite_run
+
+
+def _setting(session: HwcryptoSession, name: str, parse: Callable[[Any], Any]) -> Any:
+    value = session.value(name)
+    try:
+        return parse(value) if isinstance(value, str) or value is None else value
+    except (ValueError, LoadSpecError) as error:
+        pytest.fail(f"--hwcrypto-{name.replace('_', '-')}={value!r}: {error}", pytrace=False)
+
+
+def _read_inventory() -> list[InventoryEntry]:
+    try:
+        return build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
+    except (OSError, ProcCryptoError) as error:
+        pytest.skip(f"cannot read {fixtures.PROC_CRYPTO}: {error}")
+
+
+def _findings(run: ThroughputRun, inventory: Sequence[Mapping[str, Any]]) -> list[Finding]:
+    measurements = run.measurements()
+    findings = (
+        winner_not_fastest_findings(measurements, inventory)
+        + hw_loses_to_sw_findings(measurements, inventory)
+        + crossover_findings(measurements, inventory)
+        + offload_crossover_findings(measurements)
+    )
+    for failure in run.failures:
+        if failure.masked:
+            findings.append(
+                Finding(
+                    "afalg-masked",
+                    failure.target.algorithm,
+                    failure.message,
+                    {"driver": failure.target.driver},
+                )
+            )
+    return findings
+
+
+def offload_crossover_findings(measurements: Sequence[Measurement]) -> list[Finding]:
+    """Where an offload engine overtakes the CPU-instruction driver of the same algorithm.
+
+    crossover_findings pairs hardware with generic software; against an offload engine the
+    CPU's own AES instructions are the software path too (virtio-crypto against aesni on the
+    QEMU board, CESA against NEON on a Marvell board), so those pairs get a crossover too.
+    """
+    findings = []
+    for algorithm in dict.fromkeys(m.algorithm for m in measurements):
+        mine = [m for m in measurements if m.algorithm == algorithm and m.block_size]
+        offload = _drivers_of_class(mine, "offload")
+        cpu = _drivers_of_class(mine, "cpu-accel")
+        for hw_driver in offload:
+            for sw_driver in cpu:
+                findings.extend(_offload_crossover(algorithm, mine, hw_driver, sw_driver))
+    return findings
+
+
+def _drivers_of_class(measurements: Sequence[Measurement], driver_class: str) -> list[str]:
+    found = (m.driver for m in measurements if m.driver_class == driver_class and m.driver)
+    return list(dict.fromkeys(d for d in found if d is not None))
+
+
+def _offload_crossover(
+    algorithm: str, measurements: Sequence[Measurement], hw: str, sw: str
+) -> list[Finding]:
+    result = compare_hw_sw(
+        Results(measurements=[m for m in measurements if m.driver == sw]),
+        Results(measurements=[m for m in measurements if m.driver == hw]),
+        min_ratio=DEFAULT_MIN_RATIO,
+    )
+    if not result.comparisons:
+        return []
+    size = result.crossover.get(algorithm)
+    ratios = sorted((c.block_size or 0, c.ratio) for c in result.comparisons)
+    if size is None:
+        largest, ratio = ratios[-1]
+        words = f"never reaches 1.0x cpu-accel {sw} (largest size {largest} B: {ratio:.2f}x)"
+    elif size == ratios[0][0]:
+        words = f"is >= 1.0x cpu-accel {sw} at every measured size (from {size} B)"
+    else:
+        words = f"reaches 1.0x cpu-accel {sw} from {size} B on"
+    sample = result.comparisons[0]
+    extra = {
+        "source": sample.source,
+        "key_bits": sample.key_bits,
+        "op": sample.op,
+        "crossover": size,
+        "min_ratio": DEFAULT_MIN_RATIO,
+        "ratios": [list(pair) for pair in ratios],
+    }
+    context = f"{algorithm} [{sample.source}, {sample.key_bits}-bit key, {sample.op}]"
+    return [Finding("crossover", algorithm, f"{context}: offload {hw} {words}", extra)]
+
+
+def _record(results: ResultsRecorder, suite_run: SuiteRun) -> None:
+    for measurement in suite_run.run.measurements():
+        results.add_measurement(measurement.to_json())
+    for finding in suite_run.findings:
+        results.add_finding(finding.kind, finding.algorithm, finding.detail, **finding.extra)
+
+
+# ---------------------------------------------------------------------------------------
+# tests
+
+
+def test_budget_honoured(
+    throughput: SuiteRun,
+    hwcrypto_session: HwcryptoSession,
+    record_testsuite_property: Callable[[str, object], None],
+) -> None:
+    """The measuring run stays within --hwcrypto-budget (10 % over at most)."""
+    run = throughput.run
+    budget = float(hwcrypto_session.value("budget"))
+    record_testsuite_property("hwcrypto.throughput.budget_seconds", budget)
+    record_testsuite_property("hwcrypto.throughput.seconds", round(run.seconds, 1))
+    record_testsuite_property(
+        "hwcrypto.throughput.plan",
+        f"{len(run.records)} series x {run.rounds} samples, load {run.load}",
+    )
+    assert run.seconds <= 1.1 * budget, (
+        f"measuring took {run.seconds:.1f} s, more than --hwcrypto-budget={budget:g} s + 10 %"
+    )
+
+
+def test_measured_on_every_driver(
+    algorithm: str,
+    throughput: SuiteRun,
+    record_property: Any,
+) -> None:
+    """Every driver of the algorithm was measured at every block size it takes."""
+    run = throughput.run
+    if algorithm in run.plan.left_out:
+        pytest.skip(f"{algorithm}: {run.plan.left_out[algorithm]}")
+    records = run.records_of(algorithm)
+    failures = run.failures_of(algorithm)
+    record_property("hwcrypto.throughput", summary_table(records))
+    for finding in throughput.findings:
+        if finding.algorithm == algorithm:
+            record_property(f"hwcrypto.finding.{finding.kind}", finding.detail)
+    unavailable = [f.message for f in failures if f.unavailable]
+    if unavailable and len(unavailable) == len(failures) and not records:
+        pytest.skip(unavailable[0])
+    broken = [f"{f.target.driver}: {f.message}" for f in failures if not f.masked]
+    broken += [f"{r.cell.describe()}: {r.error}" for r in records if r.error]
+    if broken:
+        pytest.fail(f"{algorithm}: " + "; ".join(broken), pytrace=False)
+    measured = {record.driver for record in records if record.samples}
+    if len(measured) < 2:
+        masked = ", ".join(f.target.driver for f in failures if f.masked) or "none"
+        pytest.skip(
+            f"{algorithm}: only {len(measured)} driver measured (masked from AF_ALG: {masked})"
+        )
+
+
+def summary_table(records: Sequence[CellRecord]) -> str:
+    """'driver: 16 B 0.28, 4096 B 55.0 MiB/s (CoV 3 %)' per driver, for the JUnit property."""
+    by_driver: dict[str, list[str]] = {}
+    for record in records:
+        if not record.samples:
+            continue
+        measurement = record.measurement("")
+        assert measurement is not None
+        cov = f" ±{measurement.cov:.0%}" if measurement.cov is not None else ""
+        by_driver.setdefault(record.driver, []).append(
+            f"{record.cell.block_size} B {format_mib_s(measurement.bytes_per_second)}{cov}"
+        )
+    return "; ".join(f"{driver}: {', '.join(parts)} MiB/s" for driver, parts in by_driver.items())
+
+
+def test_tcrypt_in_kernel(
+    hwcrypto_session: HwcryptoSession, hwcrypto_results: ResultsRecorder
+) -> None:
+    """tcrypt's in-kernel speed test of the winning AES drivers (reaches masked engines)."""
+    reason = tcrypt_runner.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    budget = float(hwcrypto_session.value("budget"))
+    timeout = max(TCRYPT_MIN_TIMEOUT, budget * TCRYPT_BUDGET_SHARE * 10)
+    try:
+        tcrypt_run = tcrypt_runner.run_tcrypt(TCRYPT_REQUEST, timeout=timeout)
+    except tcrypt_runner.TcryptError as error:
+        pytest.fail(f"tcrypt {TCRYPT_REQUEST.describe()}: {error}", pytrace=False)
+    for measurement in tcrypt_run.measurements:
+        if math.isfinite(measurement.bytes_per_second):
+            hwcrypto_results.add_measurement(measurement.to_json())
+    assert tcrypt_run.measurements
+
+
+def test_profile_rule(
+    profile_rule: ProfileRule,
+    request: pytest.FixtureRequest,
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    """One board-profile rule; fails with the rule's message when the data break it."""
+    if profile_rule is NO_RULES:
+        pytest.skip(
+            "no [[rule]] to apply: give a board profile with rules (--hwcrypto-board); "
+            "findings without rules are recorded all the same"
+        )
+    if profile_rule.rule is None:
+        pytest.fail(profile_rule.error or "invalid rule", pytrace=False)
+    rule = profile_rule.rule
+    if isinstance(rule, NoRegressionRule):
+        pytest.skip(
+            f"{rule.label}: no-regression needs baseline results; the throughput suite "
+            "has none to compare against -- compare saved runs with `hwcrypto compare`"
+        )
+    inventory = _inventory_for_rules(request)
+    outcome = rule.evaluate(_recorded_measurements(hwcrypto_results), inventory)
+    verdict = outcome.verdict
+    hwcrypto_results.add_verdict(verdict.rule, verdict.passed, verdict.message)
+    for finding in outcome.findings:
+        hwcrypto_results.add_finding(
+            finding.kind, finding.algorithm, finding.detail, **finding.extra
+        )
+    if not verdict.passed:
+        pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
+
+
+def _inventory_for_rules(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    """The inventory after the measuring run; without AF_ALG the rule still sees other
+    sources' measurements (dm-crypt, openssl, tcrypt) and the current /proc/crypto."""
+    try:
+        suite_run: SuiteRun = request.getfixturevalue("throughput")
+        return suite_run.inventory
+    except pytest.skip.Exception:
+        return [entry.to_json() for entry in _read_inventory()]
+
+
+def _recorded_measurements(results: ResultsRecorder) -> list[Measurement]:
+    """Everything recorded in this session so far, from every suite, as Measurements."""
+    measurements = []
+    for index, data in enumerate(list(results.measurements)):
+        try:
+            measurements.append(Measurement.from_json(data, f"recorded measurement #{index}"))
+        except ResultsError:
+            continue  # a malformed record is the recording suite's bug, reported there
+    return measurements

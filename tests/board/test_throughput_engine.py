@@ -1,0 +1,332 @@
+"""The throughput engine: AF_ALG timing loops, budget, CPU accounting, load, tcrypt.
+
+The first part runs anywhere (fake sessions and a fake clock, the pure tcrypt helpers);
+the rest needs a board: `pytest --hwcrypto-vm=uml tests/board` (or qemu).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+
+from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.inventory import build_inventory
+from pytest_hwcrypto.kernel.procfs import read_proc_crypto
+from pytest_hwcrypto.measure import tcrypt_runner
+from pytest_hwcrypto.measure.afalg_throughput import run_plan
+from pytest_hwcrypto.measure.cpu import CpuMeter
+from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpec
+from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
+from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.verdict.rules import crossover_findings, winner_not_fastest_findings
+
+pytestmark = pytest.mark.board
+
+HWCRYPTO = [sys.executable, "-m", "pytest_hwcrypto.cli"]
+
+
+# --- anywhere: the engine against fake drivers --------------------------------------------
+
+
+@dataclass
+class FakeClock:
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class FakeSession:
+    """A driver that takes `cost + size / speed` seconds per request on the fake clock."""
+
+    clock: FakeClock
+    speed: float
+    cost: float = 50e-6
+    fail_after: int | None = None
+    driver: str | None = None
+    requests: int = 0
+    closed: bool = False
+    sizes: list[int] = field(default_factory=list)
+
+    def run(self, op: str, block: bytes, count: int) -> None:
+        self.requests += count
+        self.sizes.append(len(block))
+        if self.fail_after is not None and self.requests > self.fail_after:
+            raise afalg.OperationTimeout("hung", op=op, timeout=1.0)
+        self.clock.now += count * (self.cost + len(block) / self.speed)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _targets() -> list[Target]:
+    return [
+        Target("cbc(aes)", "cbc(aes-fast)", "skcipher", 128, 0, "generic"),
+        Target("cbc(aes)", "cbc(aes-slow)", "skcipher", 128, 0, "generic"),
+    ]
+
+
+def _fake_run(
+    budget: float, speeds: dict[str, float], fail: dict[str, int] | None = None
+) -> tuple[object, dict[str, FakeSession], FakeClock]:
+    clock = FakeClock()
+    sessions: dict[str, FakeSession] = {}
+
+    def opener(target: Target, timeout: float) -> FakeSession:
+        if target.driver not in speeds:
+            raise afalg.AfAlgMasked("masked from AF_ALG", alg=target.algorithm)
+        session = FakeSession(clock, speeds[target.driver], driver=target.driver)
+        session.fail_after = (fail or {}).get(target.driver)
+        sessions[target.driver] = session
+        return session
+
+    plan = make_plan(_targets(), (16, 4096, 65536), budget)
+    run = run_plan(plan, opener=opener, clock=clock, meter=CpuMeter())
+    return run, sessions, clock
+
+
+def test_engine_measures_every_cell_within_the_budget() -> None:
+    run, sessions, clock = _fake_run(10.0, {"cbc(aes-fast)": 100e6, "cbc(aes-slow)": 50e6})
+    measurements = run.measurements()  # type: ignore[attr-defined]
+    assert len(measurements) == 6
+    assert clock.now <= 10.0 * 1.1
+    assert clock.now >= 10.0 * 0.8, "the budget is used, not wasted"
+    by_key = {(m.driver, m.block_size): m for m in measurements}
+    fast, slow = by_key[("cbc(aes-fast)", 65536)], by_key[("cbc(aes-slow)", 65536)]
+    assert fast.bytes_per_second == pytest.approx(65536 / (50e-6 + 65536 / 100e6))
+    assert slow.bytes_per_second < fast.bytes_per_second
+    assert all(len(m.samples) >= 5 for m in measurements)
+    assert all(s.closed for s in sessions.values())
+    findings = winner_not_fastest_findings(
+        measurements,
+        [
+            {"name": "cbc(aes)", "driver": "cbc(aes-slow)", "winner": True, "priority": 101},
+            {"name": "cbc(aes)", "driver": "cbc(aes-fast)", "winner": False, "priority": 100},
+        ],
+    )
+    assert [f.kind for f in findings] == ["winner-not-fastest"]
+
+
+def test_engine_interleaves_block_sizes_and_drivers() -> None:
+    _, sessions, _ = _fake_run(5.0, {"cbc(aes-fast)": 100e6, "cbc(aes-slow)": 50e6})
+    sizes = sessions["cbc(aes-fast)"].sizes
+    # not all samples of one size in a row: rounds visit every size
+    first_large = sizes.index(65536)
+    assert 16 in sizes[first_large:]
+
+
+def test_engine_reports_drivers_it_could_not_open() -> None:
+    run, _, _ = _fake_run(5.0, {"cbc(aes-fast)": 100e6})
+    failures = run.failures  # type: ignore[attr-defined]
+    assert [(f.target.driver, f.masked) for f in failures] == [("cbc(aes-slow)", True)]
+    assert {m.driver for m in run.measurements()} == {"cbc(aes-fast)"}  # type: ignore[attr-defined]
+
+
+def test_a_driver_failing_mid_run_keeps_its_samples_and_the_error() -> None:
+    run, _, clock = _fake_run(
+        5.0, {"cbc(aes-fast)": 100e6, "cbc(aes-slow)": 50e6}, fail={"cbc(aes-slow)": 20000}
+    )
+    broken = [r for r in run.records if r.error]  # type: ignore[attr-defined]
+    assert broken and all(r.cell.target.driver == "cbc(aes-slow)" for r in broken)
+    assert "hung" in broken[0].error
+    assert clock.now <= 5.0 * 1.1
+
+
+def test_measurements_are_valid_results_json() -> None:
+    run, _, _ = _fake_run(3.0, {"cbc(aes-fast)": 100e6, "cbc(aes-slow)": 50e6})
+    for measurement in run.measurements():  # type: ignore[attr-defined]
+        data = json.loads(json.dumps(measurement.to_json()))
+        again = Measurement.from_json(data, "test")
+        assert again.source == "afalg" and again.samples == measurement.samples
+        assert data["ci_low"] <= data["bytes_per_second"] <= data["ci_high"]
+        assert data["load"] == "none"
+
+
+# --- anywhere: tcrypt helpers -------------------------------------------------------------
+
+KMSG = (
+    "6,1201,41234567,-;tcrypt: testing speed of async cbc(aes) (cbc-aes-aesni) encryption\n"
+    "6,1202,41234570,-;tcrypt: test 0 (128 bit key, 16 byte blocks): "
+    "1 operation in 412 cycles (16 bytes)\n"
+    " SUBSYSTEM=cpu\n"
+    "6,1203,41234580,-;tcrypt: test 1 (128 bit key, 4096 byte blocks): "
+    "1 operation in 8192 cycles (4096 bytes)\n"
+)
+
+
+def test_kmsg_records_become_log_lines() -> None:
+    text = tcrypt_runner.kmsg_text(KMSG)
+    assert text.splitlines()[0] == (
+        "tcrypt: testing speed of async cbc(aes) (cbc-aes-aesni) encryption"
+    )
+    assert "SUBSYSTEM" not in text
+
+
+def test_cycles_become_bytes_per_second_at_the_tsc_rate() -> None:
+    hz = tcrypt_runner.cpu_hz_from(
+        "[0.0] tsc: Detected 2000.000 MHz processor\n"
+        "[1.0] tsc: Refined TSC clocksource calibration: 2500.000 MHz\n"
+    )
+    assert hz == 2.5e9
+    assert tcrypt_runner.cpu_hz_from("", "cpu MHz\t\t: 1996.250\n") == pytest.approx(1.99625e9)
+    assert tcrypt_runner.cpu_hz_from("", "") is None
+    from pytest_hwcrypto.tools.tcrypt import parse_tcrypt
+
+    measurements = parse_tcrypt(tcrypt_runner.kmsg_text(KMSG), cpu_hz=hz)
+    assert measurements[1].bytes_per_second == pytest.approx(4096 * 2.5e9 / 8192)
+    assert measurements[1].driver == "cbc-aes-aesni"
+
+
+def test_uml_is_recognised_from_cpuinfo() -> None:
+    uml = "processor\t: 0\nvendor_id\t: User Mode Linux\nmodel name\t: UML\nmode\t\t: skas\n"
+    assert tcrypt_runner.is_user_mode_linux(uml)
+    assert not tcrypt_runner.is_user_mode_linux("vendor_id\t: GenuineIntel\nmodel name\t: Xeon\n")
+
+
+def test_tcrypt_requests() -> None:
+    request = tcrypt_runner.TcryptRequest(mode=400, sec=1, alg="sha256-generic")
+    assert request.modprobe_argv() == [
+        "modprobe",
+        "tcrypt",
+        "mode=400",
+        "sec=1",
+        "alg=sha256-generic",
+    ]
+    with pytest.raises(ValueError, match="ignores alg="):
+        tcrypt_runner.TcryptRequest(mode=500, alg="cbc-aes-aesni")
+    with pytest.raises(ValueError):
+        tcrypt_runner.TcryptRequest(mode=500, sec=-1)
+
+
+def test_tcrypt_complaints_are_found() -> None:
+    log = "tcrypt: failed to load transform for lrw(aes): -2\ntcrypt: testing speed of x\n"
+    assert tcrypt_runner.tcrypt_failures(log) == [
+        "tcrypt: failed to load transform for lrw(aes): -2"
+    ]
+
+
+# --- on a board ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def on_board(board_kind: str) -> str:
+    if board_kind == "host":
+        pytest.skip("needs a board: pytest --hwcrypto-vm=uml tests/board (or qemu)")
+    available, why = afalg.afalg_available("skcipher")
+    if not available:
+        pytest.skip(why)
+    return board_kind
+
+
+def _measure(budget: float, sizes: tuple[int, ...], names: set[str]) -> object:
+    entries = build_inventory(read_proc_crypto())
+    targets = [t for t in discover_targets(entries) if t.algorithm in names]
+    assert targets, f"none of {names} has two drivers here"
+    return run_plan(make_plan(targets, sizes, budget))
+
+
+def test_uml_measures_both_software_aes_and_finds_the_slow_winner(on_board: str) -> None:
+    if on_board != "uml":
+        pytest.skip("UML board only")
+    sizes = (16, 1024, 4096, 16384, 65536)
+    run = _measure(12.0, sizes, {"cbc(aes)"})
+    measurements = run.measurements()  # type: ignore[attr-defined]
+    measured = {(m.driver, m.block_size) for m in measurements}
+    for driver in ("cbc(aes-generic)", "cbc(aes-fixed-time)"):
+        assert {size for d, size in measured if d == driver} == set(sizes)
+    assert run.seconds <= 12.0 * 1.1  # type: ignore[attr-defined]
+    inventory = [e.to_json() for e in build_inventory(read_proc_crypto())]
+    findings = winner_not_fastest_findings(measurements, inventory)
+    assert findings, "aes-fixed-time (priority 101) is about half as fast as aes-generic"
+    assert "cbc(aes-fixed-time)" in findings[0].detail
+
+
+def test_qemu_reports_the_offload_crossover(on_board: str) -> None:
+    if on_board != "qemu":
+        pytest.skip("QEMU board only")
+    sizes = (16, 4096, 65536)
+    run = _measure(20.0, sizes, {"cbc(aes)"})
+    measurements = run.measurements()  # type: ignore[attr-defined]
+    assert "virtio_crypto_aes_cbc" in {m.driver for m in measurements}
+    inventory = [e.to_json() for e in build_inventory(read_proc_crypto())]
+    details = [f.detail for f in crossover_findings(measurements, inventory)]
+    for hw in ("offload virtio_crypto_aes_cbc", "cpu-accel cbc-aes-aesni"):
+        assert any(f"{hw} " in detail and "cbc(aes-generic)" in detail for detail in details)
+
+
+def test_offload_cpu_accounting_and_software_cpu(on_board: str) -> None:
+    run = _measure(6.0, (65536,), {"cbc(aes)"})
+    for measurement in run.measurements():  # type: ignore[attr-defined]
+        assert measurement.cpu_seconds is not None
+        if measurement.driver_class == "generic":
+            # software crypto runs in our syscalls: about one CPU-second per second
+            assert measurement.cpu_seconds > 0
+            per_cpu = measurement.bytes_per_cpu_second or 0.0
+            assert 0.5 < per_cpu / measurement.bytes_per_second < 2.0
+
+
+def test_background_load_slows_software_on_a_busy_cpu(on_board: str) -> None:
+    if os.cpu_count() != 1:
+        pytest.skip("the comparison is clear-cut on a one-CPU board (UML)")
+    session = afalg.open_skcipher("cbc(aes-generic)", os.urandom(16))
+    block, iv = os.urandom(65536), bytes(16)
+
+    def rate() -> float:
+        import time
+
+        session.crypt_loop(block, iv, "encrypt", 5)
+        began = time.perf_counter()
+        session.crypt_loop(block, iv, "encrypt", 200)
+        return 200 / (time.perf_counter() - began)
+
+    alone = [rate() for _ in range(3)]
+    with BackgroundLoad(LoadSpec("cpu", 1)):
+        loaded = [rate() for _ in range(3)]
+    session.close()
+    assert sorted(loaded)[1] < 0.8 * sorted(alone)[1]
+
+
+def test_bench_cli_prints_one_measurement(on_board: str) -> None:
+    done = subprocess.run(
+        [
+            *HWCRYPTO,
+            "bench",
+            "afalg",
+            "--driver",
+            "cbc(aes-generic)",
+            "--key-bits",
+            "128",
+            "--block-size",
+            "4096",
+            "--seconds",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    measurement = Measurement.from_json(json.loads(done.stdout), "bench")
+    assert (measurement.algorithm, measurement.driver) == ("cbc(aes)", "cbc(aes-generic)")
+    assert (measurement.key_bits, measurement.block_size, measurement.op) == (128, 4096, "encrypt")
+    assert len(measurement.samples) >= 5
+
+
+def test_tcrypt_is_skipped_on_uml_and_runs_on_qemu(on_board: str) -> None:
+    reason = tcrypt_runner.unavailable_reason()
+    if on_board == "uml":
+        assert reason == tcrypt_runner.UML_REASON
+        return
+    if reason is not None:
+        pytest.skip(reason)
+    request = tcrypt_runner.TcryptRequest(mode=400, sec=1, alg="sha256-generic")
+    run = tcrypt_runner.run_tcrypt(request, timeout=300)
+    assert {m.driver for m in run.measurements} == {"sha256-generic"}
+    assert any(m.op == "digest" and m.block_size == 4096 for m in run.measurements)
