@@ -93,7 +93,7 @@ def test_a_child_ignoring_sigterm_is_killed() -> None:
 
 def test_a_command_that_cannot_spin_is_reported() -> None:
     load = BackgroundLoad(LoadSpec("cpu", 1), command=(sys.executable, "-c", "pass"))
-    with pytest.raises(OSError, match="ended at once|did not start"):
+    with pytest.raises(OSError, match=r"ended at once|did not start"):
         load.start()
     assert load.pids == ()
 
