@@ -43,6 +43,31 @@ _PASSED_ENV_NAMES = (
 )
 _PASSED_ENV_PREFIXES = ("LC_", "HWCRYPTO_", "PYTEST_")
 
+# Modules every board loads up front, so no test depends on on-demand loading inside the
+# board: the crypto user API, loop + dm-crypt, and the software templates and ciphers.
+# Boards add their own hardware drivers. modprobe skips the ones a kernel lacks.
+CRYPTO_TEST_MODULES = (
+    "algif_skcipher",
+    "algif_hash",
+    "algif_aead",
+    "algif_rng",
+    "loop",
+    "dm_crypt",
+    "xts",
+    "ctr",
+    "gcm",
+    "ccm",
+    "cbc",
+    "ecb",
+    "essiv",
+    "authenc",
+    "sha512_generic",
+    "sha3_generic",
+    "des_generic",
+    "chacha20poly1305",
+    "drbg",
+)
+
 # Exit code when the board ended without the command reporting one (panic, crash, timeout).
 BOARD_FAILED_EXIT_CODE = 3
 

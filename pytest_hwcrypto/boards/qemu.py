@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_hwcrypto.boards.base import Board, BoardError, is_under
+from pytest_hwcrypto.boards.base import CRYPTO_TEST_MODULES, Board, BoardError, is_under
 
 DEBIAN_KERNEL_DIR = Path("/boot")
 DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
@@ -75,25 +75,7 @@ GUEST_MODULES = (
     "sha512_ssse3",
     "chacha_x86_64",
     "poly1305_x86_64",
-    "algif_skcipher",
-    "algif_hash",
-    "algif_aead",
-    "algif_rng",
-    "loop",
-    "dm_crypt",
-    "xts",
-    "ctr",
-    "gcm",
-    "ccm",
-    "cbc",
-    "ecb",
-    "essiv",
-    "authenc",
-    "sha512_generic",
-    "sha3_generic",
-    "des_generic",
-    "chacha20poly1305",
-    "drbg",
+    *CRYPTO_TEST_MODULES,
 )
 
 # A 182-byte boot sector that does what a Linux kernel does first: real mode -> 32-bit

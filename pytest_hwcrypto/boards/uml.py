@@ -12,34 +12,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pytest_hwcrypto.boards.base import Board, BoardError, is_under
+from pytest_hwcrypto.boards.base import CRYPTO_TEST_MODULES, Board, BoardError, is_under
 
 DEBIAN_UML_KERNEL = Path("/usr/bin/linux.uml")
 DEBIAN_UML_MODULES = Path("/usr/lib/uml/modules")
 # Host directories the guest covers with tmpfs: the host root is read-only in the board.
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/run", "/var/lib/lxc", "/var/cache/lxc", "/var/log")
 
-# Crypto user API and the block/device-mapper pieces the suites use. Loaded up front so a
-# test never depends on on-demand module loading inside the board.
+# The shared test modules plus what the UML kernel needs besides.
 GUEST_MODULES = (
     "configs",  # /proc/config.gz: the kernel facts read self-test and user-API options
-    "algif_skcipher",
-    "algif_hash",
-    "algif_aead",
-    "algif_rng",
-    "loop",
-    "dm_crypt",
     "aes_ti",  # aes-fixed-time: a second software AES beside aes-generic
-    "xts",
-    "ctr",
-    "gcm",
-    "ccm",
-    "cbc",
-    "ecb",
-    "sha512_generic",
-    "sha3_generic",
-    "des_generic",
-    "chacha20poly1305",
+    "ansi_cprng",  # a second stdrng beside the DRBGs
+    *CRYPTO_TEST_MODULES,
 )
 
 
