@@ -33,8 +33,25 @@ T = TypeVar("T")
 
 # --- the vector types -----------------------------------------------------------------------
 
+
+class _Directional:
+    """What cipher and AEAD vectors share: a label for test ids and their direction."""
+
+    source: str
+    position: int
+    encrypt: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.source} #{self.position}"
+
+    @property
+    def direction(self) -> str:
+        return "encrypt" if self.encrypt else "decrypt"
+
+
 @dataclass(frozen=True)
-class CipherVector:
+class CipherVector(_Directional):
     """One skcipher known answer: key, IV, plaintext and ciphertext, in one direction."""
 
     algorithm: str  # kernel name, e.g. "cbc(aes)"
@@ -47,17 +64,9 @@ class CipherVector:
     ciphertext: bytes
     where: str = ""  # how to find the record in the file ("COUNT = 5 in [DECRYPT]")
 
-    @property
-    def label(self) -> str:
-        return f"{self.source} #{self.position}"
-
-    @property
-    def direction(self) -> str:
-        return "encrypt" if self.encrypt else "decrypt"
-
 
 @dataclass(frozen=True)
-class AeadVector:
+class AeadVector(_Directional):
     """One AEAD known answer; `authentic` False means decryption must be refused."""
 
     algorithm: str
@@ -72,14 +81,6 @@ class AeadVector:
     tag: bytes
     authentic: bool = True
     where: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.source} #{self.position}"
-
-    @property
-    def direction(self) -> str:
-        return "encrypt" if self.encrypt else "decrypt"
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ Vector = Union[CipherVector, AeadVector, DigestVector]
 
 # --- parsing the NIST-style text format (pure) ----------------------------------------------
 
+
 @dataclass(frozen=True)
 class RawRecord:
     """One record of a vector file: upper-cased field names, the section it sits in."""
@@ -134,9 +136,10 @@ def _keep_every_section(section: Mapping[str, str]) -> bool:
     return True
 
 
-def parse_records(lines: Iterable[str],
-                  keep_section: Callable[[Mapping[str, str]], bool] = _keep_every_section,
-                  ) -> list[RawRecord]:
+def parse_records(
+    lines: Iterable[str],
+    keep_section: Callable[[Mapping[str, str]], bool] = _keep_every_section,
+) -> list[RawRecord]:
     """Records of a NIST CAVP / pyca vector file, in file order.
 
     A record ends at a blank line, or when a field repeats (some files have no blank line
@@ -206,6 +209,7 @@ def message_of(record: RawRecord, field_name: str = "MSG") -> bytes:
 
 # --- deterministic sampling (pure) ----------------------------------------------------------
 
+
 def evenly_spaced(items: Sequence[T], limit: int) -> list[T]:
     """At most `limit` items spread over `items`, always including the first and last."""
     if limit <= 0:
@@ -235,12 +239,14 @@ def sample(items: Sequence[T], limit: int, shape: Callable[[T], object]) -> list
 
 def record_shape(record: RawRecord) -> object:
     """What makes records exercise different code paths: section, direction, field lengths."""
-    lengths = tuple(sorted((name, len(value)) for name, value in record.fields.items()
-                           if name != "COUNT"))
+    lengths = tuple(
+        sorted((name, len(value)) for name, value in record.fields.items() if name != "COUNT")
+    )
     return (record.direction, record.section, record.failed, lengths)
 
 
 # --- record -> vector, per file format (pure) -----------------------------------------------
+
 
 def _is_encrypt(record: RawRecord, default_encrypt: bool) -> bool:
     return default_encrypt if record.direction is None else record.direction == "encrypt"
@@ -250,14 +256,22 @@ def _always(record: RawRecord) -> bool:
     return True
 
 
-def block_cipher_vector(algorithm: str, source: str, record: RawRecord,
-                        default_encrypt: bool) -> Vector:
+def block_cipher_vector(
+    algorithm: str, source: str, record: RawRecord, default_encrypt: bool
+) -> Vector:
     """AES and 3DES CAVP files, RFC 3686 CTR, pyca's Camellia/SM4 reformattings."""
     key = unhex(record.get("KEY")) if "KEY" in record.fields else _des3_key(record)
-    return CipherVector(algorithm, source, record.position, _is_encrypt(record, default_encrypt),
-                        key=key, iv=unhex(record.get("IV")),
-                        plaintext=unhex(record.get("PLAINTEXT")),
-                        ciphertext=unhex(record.get("CIPHERTEXT")), where=record.where())
+    return CipherVector(
+        algorithm,
+        source,
+        record.position,
+        _is_encrypt(record, default_encrypt),
+        key=key,
+        iv=unhex(record.get("IV")),
+        plaintext=unhex(record.get("PLAINTEXT")),
+        ciphertext=unhex(record.get("CIPHERTEXT")),
+        where=record.where(),
+    )
 
 
 def _des3_key(record: RawRecord) -> bytes:
@@ -274,10 +288,17 @@ def xts_usable(record: RawRecord) -> bool:
 
 def xts_vector(algorithm: str, source: str, record: RawRecord, default_encrypt: bool) -> Vector:
     """XTSGenAES files: the tweak is field "i"; DataUnitLen is in bits."""
-    return CipherVector(algorithm, source, record.position, _is_encrypt(record, default_encrypt),
-                        key=unhex(record.get("KEY")), iv=unhex(record.get("I")),
-                        plaintext=unhex(record.get("PT")), ciphertext=unhex(record.get("CT")),
-                        where=record.where())
+    return CipherVector(
+        algorithm,
+        source,
+        record.position,
+        _is_encrypt(record, default_encrypt),
+        key=unhex(record.get("KEY")),
+        iv=unhex(record.get("I")),
+        plaintext=unhex(record.get("PT")),
+        ciphertext=unhex(record.get("CT")),
+        where=record.where(),
+    )
 
 
 def gcm_usable(record: RawRecord) -> bool:
@@ -292,23 +313,39 @@ def gcm_section(section: Mapping[str, str]) -> bool:
 def gcm_vector(algorithm: str, source: str, record: RawRecord, default_encrypt: bool) -> Vector:
     """gcmEncryptExtIV / gcmDecrypt files; FAIL records must not authenticate."""
     authentic = not record.failed
-    return AeadVector(algorithm, source, record.position, default_encrypt,
-                      key=unhex(record.get("KEY")), iv=unhex(record.get("IV")),
-                      aad=unhex(record.get("AAD")),
-                      plaintext=unhex(record.get("PT")) if authentic else b"",
-                      ciphertext=unhex(record.get("CT")), tag=unhex(record.get("TAG")),
-                      authentic=authentic, where=record.where())
+    return AeadVector(
+        algorithm,
+        source,
+        record.position,
+        default_encrypt,
+        key=unhex(record.get("KEY")),
+        iv=unhex(record.get("IV")),
+        aad=unhex(record.get("AAD")),
+        plaintext=unhex(record.get("PT")) if authentic else b"",
+        ciphertext=unhex(record.get("CT")),
+        tag=unhex(record.get("TAG")),
+        authentic=authentic,
+        where=record.where(),
+    )
 
 
-def chacha20_vector(algorithm: str, source: str, record: RawRecord,
-                    default_encrypt: bool) -> Vector:
+def chacha20_vector(
+    algorithm: str, source: str, record: RawRecord, default_encrypt: bool
+) -> Vector:
     """RFC 7539 A.2: the kernel's chacha20 IV is the 32-bit LE block counter, then the nonce."""
     counter = int(record.get("INITIAL_BLOCK_COUNTER", "0"))
     iv = struct.pack("<I", counter) + unhex(record.get("NONCE"))
-    return CipherVector(algorithm, source, record.position, default_encrypt,
-                        key=unhex(record.get("KEY")), iv=iv,
-                        plaintext=unhex(record.get("PLAINTEXT")),
-                        ciphertext=unhex(record.get("CIPHERTEXT")), where=record.where())
+    return CipherVector(
+        algorithm,
+        source,
+        record.position,
+        default_encrypt,
+        key=unhex(record.get("KEY")),
+        iv=iv,
+        plaintext=unhex(record.get("PLAINTEXT")),
+        ciphertext=unhex(record.get("CIPHERTEXT")),
+        where=record.where(),
+    )
 
 
 def chacha20poly1305_usable(record: RawRecord) -> bool:
@@ -316,29 +353,52 @@ def chacha20poly1305_usable(record: RawRecord) -> bool:
     return len(record.get("IV")) == 24 and len(record.get("TAG")) == 32
 
 
-def chacha20poly1305_vector(algorithm: str, source: str, record: RawRecord,
-                            default_encrypt: bool) -> Vector:
+def chacha20poly1305_vector(
+    algorithm: str, source: str, record: RawRecord, default_encrypt: bool
+) -> Vector:
     """OpenSSL's evpciph ChaCha20-Poly1305 cases; "Result = CIPHERFINAL_ERROR" is a forgery."""
     authentic = "RESULT" not in record.fields
-    return AeadVector(algorithm, source, record.position, encrypt=authentic,
-                      key=unhex(record.get("KEY")), iv=unhex(record.get("IV")),
-                      aad=unhex(record.get("AAD")), plaintext=unhex(record.get("PLAINTEXT")),
-                      ciphertext=unhex(record.get("CIPHERTEXT")), tag=unhex(record.get("TAG")),
-                      authentic=authentic, where=record.where())
+    return AeadVector(
+        algorithm,
+        source,
+        record.position,
+        encrypt=authentic,
+        key=unhex(record.get("KEY")),
+        iv=unhex(record.get("IV")),
+        aad=unhex(record.get("AAD")),
+        plaintext=unhex(record.get("PLAINTEXT")),
+        ciphertext=unhex(record.get("CIPHERTEXT")),
+        tag=unhex(record.get("TAG")),
+        authentic=authentic,
+        where=record.where(),
+    )
 
 
 def hash_vector(algorithm: str, source: str, record: RawRecord, default_encrypt: bool) -> Vector:
     """SHA-1/SHA-2/SHA-3 ShortMsg/LongMsg and the RFC 2202/4231 HMAC files (Len in bits)."""
     key = unhex(record.get("KEY")) if "KEY" in record.fields else None
-    return DigestVector(algorithm, source, record.position, key=key, message=message_of(record),
-                        digest=unhex(record.get("MD")), where=record.where())
+    return DigestVector(
+        algorithm,
+        source,
+        record.position,
+        key=key,
+        message=message_of(record),
+        digest=unhex(record.get("MD")),
+        where=record.where(),
+    )
 
 
 def cmac_vector(algorithm: str, source: str, record: RawRecord, default_encrypt: bool) -> Vector:
     """NIST SP 800-38B examples as pyca reformatted them."""
-    return DigestVector(algorithm, source, record.position, key=unhex(record.get("KEY")),
-                        message=unhex(record.get("MESSAGE")), digest=unhex(record.get("OUTPUT")),
-                        where=record.where())
+    return DigestVector(
+        algorithm,
+        source,
+        record.position,
+        key=unhex(record.get("KEY")),
+        message=unhex(record.get("MESSAGE")),
+        digest=unhex(record.get("OUTPUT")),
+        where=record.where(),
+    )
 
 
 @dataclass(frozen=True)
@@ -361,6 +421,7 @@ CMAC = VectorFormat(cmac_vector)
 
 # --- the catalogue: kernel algorithm -> files -----------------------------------------------
 
+
 @dataclass(frozen=True)
 class VectorFile:
     path: str  # inside the cryptography_vectors package
@@ -380,14 +441,18 @@ _AES_KEY_BITS = (128, 192, 256)
 
 
 def _aes_cavp(mode: str) -> tuple[VectorFile, ...]:
-    return tuple(VectorFile(f"ciphers/AES/{mode}/{mode}{kind}{bits}.rsp", BLOCK_CIPHER,
-                            _BLOCK_LIMIT)
-                 for kind in _NIST_KINDS for bits in _AES_KEY_BITS)
+    return tuple(
+        VectorFile(f"ciphers/AES/{mode}/{mode}{kind}{bits}.rsp", BLOCK_CIPHER, _BLOCK_LIMIT)
+        for kind in _NIST_KINDS
+        for bits in _AES_KEY_BITS
+    )
 
 
 def _hash_files(directory: str, stem: str) -> tuple[VectorFile, ...]:
-    return (VectorFile(f"hashes/{directory}/{stem}ShortMsg.rsp", DIGEST, 6),
-            VectorFile(f"hashes/{directory}/{stem}LongMsg.rsp", DIGEST, 2))
+    return (
+        VectorFile(f"hashes/{directory}/{stem}ShortMsg.rsp", DIGEST, 6),
+        VectorFile(f"hashes/{directory}/{stem}LongMsg.rsp", DIGEST, 2),
+    )
 
 
 def _sha3(bits: int) -> tuple[VectorFile, ...]:
@@ -395,22 +460,28 @@ def _sha3(bits: int) -> tuple[VectorFile, ...]:
 
 
 def _gcm_files() -> tuple[VectorFile, ...]:
-    encrypt = tuple(VectorFile(f"ciphers/AES/GCM/gcmEncryptExtIV{bits}.rsp", GCM, 8)
-                    for bits in _AES_KEY_BITS)
-    decrypt = tuple(VectorFile(f"ciphers/AES/GCM/gcmDecrypt{bits}.rsp", GCM, 8, encrypt=False)
-                    for bits in _AES_KEY_BITS)
+    encrypt = tuple(
+        VectorFile(f"ciphers/AES/GCM/gcmEncryptExtIV{bits}.rsp", GCM, 8) for bits in _AES_KEY_BITS
+    )
+    decrypt = tuple(
+        VectorFile(f"ciphers/AES/GCM/gcmDecrypt{bits}.rsp", GCM, 8, encrypt=False)
+        for bits in _AES_KEY_BITS
+    )
     return encrypt + decrypt
 
 
 VECTOR_FILES: dict[str, tuple[VectorFile, ...]] = {
     "ecb(aes)": _aes_cavp("ECB"),
     "cbc(aes)": _aes_cavp("CBC"),
-    "ctr(aes)": tuple(VectorFile(f"ciphers/AES/CTR/aes-{bits}-ctr.txt", BLOCK_CIPHER, 8)
-                      for bits in _AES_KEY_BITS),
+    "ctr(aes)": tuple(
+        VectorFile(f"ciphers/AES/CTR/aes-{bits}-ctr.txt", BLOCK_CIPHER, 8) for bits in _AES_KEY_BITS
+    ),
     # 8 per file: 16- and 32-byte units, both directions, and in the 128-bit file the 25-byte
     # units that need ciphertext stealing (the 256-bit file has none in whole bytes).
-    "xts(aes)": tuple(VectorFile(f"ciphers/AES/XTS/tweak-128hexstr/XTSGenAES{bits}.rsp", XTS, 8)
-                      for bits in (128, 256)),
+    "xts(aes)": tuple(
+        VectorFile(f"ciphers/AES/XTS/tweak-128hexstr/XTSGenAES{bits}.rsp", XTS, 8)
+        for bits in (128, 256)
+    ),
     "gcm(aes)": _gcm_files(),
     "sha1": _hash_files("SHA1", "SHA1"),
     "sha224": _hash_files("SHA2", "SHA224"),
@@ -427,28 +498,48 @@ VECTOR_FILES: dict[str, tuple[VectorFile, ...]] = {
     "hmac(sha384)": (VectorFile("HMAC/rfc-4231-sha384.txt", DIGEST, 16),),
     "hmac(sha512)": (VectorFile("HMAC/rfc-4231-sha512.txt", DIGEST, 16),),
     # Further algorithms: run only where the kernel has two or more drivers for them.
-    "cmac(aes)": tuple(VectorFile(f"CMAC/nist-800-38b-aes{bits}.txt", CMAC, 8)
-                       for bits in _AES_KEY_BITS),
-    "ecb(des3_ede)": tuple(VectorFile(f"ciphers/3DES/ECB/TECBMMT{n}.rsp", BLOCK_CIPHER,
-                                      _BLOCK_LIMIT) for n in (2, 3)),
-    "cbc(des3_ede)": tuple(VectorFile(f"ciphers/3DES/CBC/TCBCMMT{n}.rsp", BLOCK_CIPHER,
-                                      _BLOCK_LIMIT) for n in (2, 3)),
+    "cmac(aes)": tuple(
+        VectorFile(f"CMAC/nist-800-38b-aes{bits}.txt", CMAC, 8) for bits in _AES_KEY_BITS
+    ),
+    "ecb(des3_ede)": tuple(
+        VectorFile(f"ciphers/3DES/ECB/TECBMMT{n}.rsp", BLOCK_CIPHER, _BLOCK_LIMIT) for n in (2, 3)
+    ),
+    "cbc(des3_ede)": tuple(
+        VectorFile(f"ciphers/3DES/CBC/TCBCMMT{n}.rsp", BLOCK_CIPHER, _BLOCK_LIMIT) for n in (2, 3)
+    ),
     "chacha20": (VectorFile("ciphers/ChaCha20/rfc7539.txt", CHACHA20, 8),),
     "rfc7539(chacha20,poly1305)": (
-        VectorFile("ciphers/ChaCha20Poly1305/openssl.txt", CHACHA20_POLY1305, 8),),
+        VectorFile("ciphers/ChaCha20Poly1305/openssl.txt", CHACHA20_POLY1305, 8),
+    ),
 }
 
 # Checked on every driver, even a single one: the issue's core list.
 CORE_ALGORITHMS: tuple[str, ...] = (
-    "ecb(aes)", "cbc(aes)", "ctr(aes)", "xts(aes)", "gcm(aes)",
-    "sha1", "sha224", "sha256", "sha384", "sha512",
-    "sha3-224", "sha3-256", "sha3-384", "sha3-512",
-    "hmac(sha1)", "hmac(sha224)", "hmac(sha256)", "hmac(sha384)", "hmac(sha512)",
+    "ecb(aes)",
+    "cbc(aes)",
+    "ctr(aes)",
+    "xts(aes)",
+    "gcm(aes)",
+    "sha1",
+    "sha224",
+    "sha256",
+    "sha384",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "hmac(sha1)",
+    "hmac(sha224)",
+    "hmac(sha256)",
+    "hmac(sha384)",
+    "hmac(sha512)",
 )
 
 # Checked only where the kernel registered two or more drivers, i.e. where it had a choice.
 FURTHER_ALGORITHMS: tuple[str, ...] = tuple(
-    name for name in VECTOR_FILES if name not in CORE_ALGORITHMS)
+    name for name in VECTOR_FILES if name not in CORE_ALGORITHMS
+)
 
 
 def read_vector_file(path: str) -> list[str]:
@@ -458,14 +549,15 @@ def read_vector_file(path: str) -> list[str]:
         return lines
 
 
-def sampled_vectors(algorithm: str, vector_file: VectorFile,
-                    lines: Iterable[str]) -> list[Vector]:
+def sampled_vectors(algorithm: str, vector_file: VectorFile, lines: Iterable[str]) -> list[Vector]:
     """Parse, drop what the kernel cannot express, sample, then convert (pure)."""
     records = parse_records(lines, vector_file.format.keep_section)
     usable = [record for record in records if vector_file.format.usable(record)]
     chosen = sample(usable, vector_file.limit, record_shape)
-    return [vector_file.format.convert(algorithm, vector_file.source, record, vector_file.encrypt)
-            for record in chosen]
+    return [
+        vector_file.format.convert(algorithm, vector_file.source, record, vector_file.encrypt)
+        for record in chosen
+    ]
 
 
 @functools.cache
@@ -475,8 +567,11 @@ def _vectors_of_file(algorithm: str, vector_file: VectorFile) -> tuple[Vector, .
 
 def known_answers(algorithm: str) -> list[Vector]:
     """The sampled known-answer vectors of a kernel algorithm name ([] when none)."""
-    return [vector for vector_file in VECTOR_FILES.get(algorithm, ())
-            for vector in _vectors_of_file(algorithm, vector_file)]
+    return [
+        vector
+        for vector_file in VECTOR_FILES.get(algorithm, ())
+        for vector in _vectors_of_file(algorithm, vector_file)
+    ]
 
 
 def algorithms_with_vectors() -> tuple[str, ...]:

@@ -189,14 +189,8 @@ def unmatched(
 
 
 def match_key(measurement: Measurement) -> MatchKey:
-    return (
-        measurement.source,
-        measurement.algorithm,
-        measurement.key_bits,
-        measurement.block_size,
-        measurement.op,
-        measurement.driver,
-    )
+    """The measured path plus the driver that served it."""
+    return (*path_key(measurement), measurement.driver)
 
 
 def path_key(measurement: Measurement) -> PathKey:
