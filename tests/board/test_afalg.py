@@ -253,13 +253,16 @@ def test_request_beyond_what_the_socket_can_hold_fails_with_the_limit() -> None:
 def test_timing_loops_run_and_leave_the_session_usable() -> None:
     key, iv = os.urandom(16), bytes(16)
     data = os.urandom(4096)
+    ciphertext = _reference("cbc(aes)", key, iv, data)
     with afalg.open_skcipher("cbc(aes)", key) as session:
-        session.crypt_loop(data, iv, afalg.ENCRYPT, 50)
-        session.crypt_loop(data[:16], iv, afalg.DECRYPT, 50)
+        # The loop's prebuilt control messages must carry the op and IV it was given.
+        assert session.crypt_loop(data, iv, afalg.ENCRYPT, 50) == ciphertext
+        assert session.crypt_loop(ciphertext[:16], iv, afalg.DECRYPT, 50) == data[:16]
         session.crypt_loop(os.urandom(300_000), iv, afalg.ENCRYPT, 3)
-        assert session.encrypt(data, iv) == _reference("cbc(aes)", key, iv, data)
+        assert session.encrypt(data, iv) == ciphertext
     with afalg.open_skcipher("ecb(aes)", key) as session:
-        session.crypt_loop(data, None, afalg.ENCRYPT, 10)
+        assert session.crypt_loop(data, None, afalg.ENCRYPT, 10) == _reference(
+            "ecb(aes)", key, b"", data)
     with afalg.open_hash("sha256") as digest:
         digest.digest_loop(data, 50)
         assert digest.digest(data) == hashlib.sha256(data).digest()
