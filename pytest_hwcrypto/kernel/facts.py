@@ -10,11 +10,13 @@ build a fake tree in a temporary directory:
 ``proc/cmdline``                   ``modprobe.blacklist=`` / ``module_blacklist=``
 ``lib/modules/<release>/modules.builtin`` and ``modules.dep`` (or under ``usr/lib``)
 ``etc/modprobe.d`` ... ``usr/lib/modprobe.d``
+``proc/cpuinfo``                   User-mode Linux, where tcrypt's timed loop never returns
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,11 +127,29 @@ def gather_kernel_facts(root: Path = Path("/"), machine: str | None = None) -> K
         selftests_enabled=selftests_enabled(cfg) if cfg else None,
         extra_selftests_enabled=extra_selftests_enabled(cfg) if cfg else None,
         fips_enabled=read_fips_enabled(root),
-        tcrypt_available=tcrypt_available(cfg) if cfg else None,
+        tcrypt_available=_tcrypt_usable(cfg, root),
         user_api=user_api_status(loaded, index, cfg, blacklist),
         blacklisted_crypto_modules=tuple(crypto_blacklist_entries(blacklist, index)),
         blacklisted_modules=tuple(blacklist),
     )
+
+
+def is_user_mode_linux(cpuinfo: str) -> bool:
+    """UML's /proc/cpuinfo says `vendor_id : User Mode Linux` and `model name : UML`."""
+    return bool(
+        re.search(r"^vendor_id\s*:\s*User Mode Linux", cpuinfo, re.MULTILINE)
+        or re.search(r"^model name\s*:\s*UML\s*$", cpuinfo, re.MULTILINE)
+    )
+
+
+def _tcrypt_usable(cfg: KernelConfig | None, root: Path) -> bool | None:
+    """Built, and on a kernel where it can run: UML builds it but never returns from it."""
+    try:
+        if is_user_mode_linux((root / "proc/cpuinfo").read_text(errors="replace")):
+            return False
+    except OSError:
+        pass
+    return tcrypt_available(cfg) if cfg else None
 
 
 def read_release(root: Path = Path("/")) -> str:

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_hwcrypto.kernel.facts import is_user_mode_linux
 from pytest_hwcrypto.report.results import Measurement
 from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
 
@@ -102,14 +103,6 @@ class TcryptRun:
 
 # ---------------------------------------------------------------------------------------
 # pure helpers
-
-
-def is_user_mode_linux(cpuinfo: str) -> bool:
-    """UML's /proc/cpuinfo says `vendor_id : User Mode Linux` and `model name : UML`."""
-    return bool(
-        re.search(r"^vendor_id\s*:\s*User Mode Linux", cpuinfo, re.MULTILINE)
-        or re.search(r"^model name\s*:\s*UML\s*$", cpuinfo, re.MULTILINE)
-    )
 
 
 def cpu_hz_from(kernel_log: str = "", cpuinfo: str = "") -> float | None:

@@ -11,10 +11,12 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.facts import gather_kernel_facts, is_user_mode_linux
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
@@ -183,10 +185,14 @@ def test_cycles_become_bytes_per_second_at_the_tsc_rate() -> None:
     assert measurements[1].driver == "cbc-aes-aesni"
 
 
-def test_uml_is_recognised_from_cpuinfo() -> None:
-    uml = "processor\t: 0\nvendor_id\t: User Mode Linux\nmodel name\t: UML\nmode\t\t: skas\n"
-    assert tcrypt_runner.is_user_mode_linux(uml)
-    assert not tcrypt_runner.is_user_mode_linux("vendor_id\t: GenuineIntel\nmodel name\t: Xeon\n")
+def test_kernel_facts_know_whether_tcrypt_can_run_here() -> None:
+    """UML builds tcrypt but never returns from it: the facts must not call it available."""
+    facts = gather_kernel_facts()
+    if is_user_mode_linux(Path("/proc/cpuinfo").read_text()):
+        assert facts.tcrypt_available is False
+        assert tcrypt_runner.unavailable_reason() == tcrypt_runner.UML_REASON
+    else:
+        assert facts.tcrypt_available is True  # both boards' kernels build it as a module
 
 
 def test_tcrypt_requests() -> None:

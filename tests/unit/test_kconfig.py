@@ -26,6 +26,7 @@ from pytest_hwcrypto.kernel.facts import (
     build_module_index,
     gather_kernel_facts,
     is_crypto_module_path,
+    is_user_mode_linux,
     module_name_from_path,
     parse_proc_modules,
     user_api_status,
@@ -281,6 +282,20 @@ def test_gather_kernel_facts_from_a_fake_root(tmp_path: Path) -> None:
     assert found.blacklisted_crypto_modules[2].file == str(root / "proc/cmdline")
     assert [found.has_user_api(kind) for kind in ("skcipher", "hash", "aead", "rng")] == [
         True, True, False, False]
+
+
+UML_CPUINFO = "processor\t: 0\nvendor_id\t: User Mode Linux\nmodel name\t: UML\nmode\t\t: skas\n"
+
+
+def test_user_mode_linux_is_recognised_from_cpuinfo() -> None:
+    assert is_user_mode_linux(UML_CPUINFO)
+    assert not is_user_mode_linux("vendor_id\t: GenuineIntel\nmodel name\t: Xeon\n")
+
+
+def test_tcrypt_is_not_available_on_user_mode_linux_even_when_built(tmp_path: Path) -> None:
+    root = fake_root(tmp_path)
+    (root / "proc/cpuinfo").write_text(UML_CPUINFO)
+    assert gather_kernel_facts(root).tcrypt_available is False
 
 
 def test_to_json(tmp_path: Path) -> None:
