@@ -762,7 +762,8 @@ def winner_not_fastest_findings(
 def hw_loses_to_sw_findings(
     measurements: Sequence[Measurement], inventory: Inventory, min_ratio: float = DEFAULT_MIN_RATIO
 ) -> list[Finding]:
-    """Every hardware driver clearly slower than a generic driver at some block size."""
+    """Every hardware driver clearly slower than a software path (generic; cpu-accel for an
+    offload engine) at some block size."""
     findings = []
     for algorithm, group, hw, sw, points in _hw_sw_pairs(measurements, inventory):
         losing = [point for point in points if point.interval.clearly_below(min_ratio)]
@@ -786,7 +787,7 @@ def hw_loses_to_sw_findings(
 def crossover_findings(
     measurements: Sequence[Measurement], inventory: Inventory, min_ratio: float = DEFAULT_MIN_RATIO
 ) -> list[Finding]:
-    """For every hardware/generic driver pair measured at block sizes: where HW takes over."""
+    """For every hardware/software driver pair measured at block sizes: where HW takes over."""
     findings = []
     for algorithm, group, hw, sw, points in _hw_sw_pairs(measurements, inventory):
         sized = [point for point in points if point.block_size is not None]
@@ -818,26 +819,34 @@ def crossover_findings(
     return findings
 
 
+# (faster-path classes, slower-path classes) compared by the findings. Against an offload
+# engine the CPU's own crypto instructions are a software path too: virtio-crypto against
+# aesni on the QEMU board, CESA against NEON on a Marvell board.
+_HW_SW_CLASS_PAIRS = ((HARDWARE_CLASSES, (GENERIC,)), ((OFFLOAD,), (CPU_ACCEL,)))
+
+
 def _hw_sw_pairs(
     measurements: Sequence[Measurement], inventory: Inventory
 ) -> list[tuple[str, GroupKey, str, str, list[PairPoint]]]:
-    """(algorithm, group, hw words, sw words, points) for each hardware x generic driver pair."""
+    """(algorithm, group, hw words, sw words, points) for each hardware x software driver
+    pair: hardware x generic, and offload x cpu-accel."""
     classes = driver_classes(inventory)
     pairs = []
     for algorithm in _algorithms_with_drivers(measurements):
         scope = Scope(algorithm)
         for group, by_size in _grouped_by_size(measurements, scope).items():
             members = [m for at_size in by_size.values() for m in at_size]
-            hardware = _drivers_of(members, classes, HARDWARE_CLASSES)
-            software = _drivers_of(members, classes, (GENERIC,))
-            for hw_driver in hardware:
-                for sw_driver in software:
-                    points = _pair_series(members, scope, classes, hw_driver, sw_driver).get(
-                        group, []
-                    )
-                    if points:
-                        hw_words = f"{points[0].first.driver_class} {hw_driver}"
-                        pairs.append((algorithm, group, hw_words, f"{GENERIC} {sw_driver}", points))
+            for hw_classes, sw_classes in _HW_SW_CLASS_PAIRS:
+                for hw_driver in _drivers_of(members, classes, hw_classes):
+                    for sw_driver in _drivers_of(members, classes, sw_classes):
+                        points = _pair_series(members, scope, classes, hw_driver, sw_driver).get(
+                            group, []
+                        )
+                        if points:
+                            hw_words = f"{points[0].first.driver_class} {hw_driver}"
+                            sw_class = points[0].second.driver_class or sw_classes[0]
+                            sw_words = f"{sw_class} {sw_driver}"
+                            pairs.append((algorithm, group, hw_words, sw_words, points))
     return pairs
 
 
