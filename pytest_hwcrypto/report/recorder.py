@@ -35,6 +35,16 @@ class ResultsRecorder:
             if finding not in self.findings:
                 self.findings.append(finding)
 
+    def update_inventory(self, entries: list[dict[str, Any]]) -> None:
+        """Take in a later reading of /proc/crypto.
+
+        Binding a template instance by driver name (``cbc(aes-generic)``) registers it, so
+        the inventory read at session start lacks drivers that were measured; a later
+        reading adds them (and may move the winner), and replaces entries it also has.
+        """
+        with self._lock:
+            self.inventory = _union_inventory(self.inventory, entries)
+
     def add_verdict(self, rule: str, passed: bool, message: str) -> None:
         with self._lock:
             self.verdicts.append({"rule": rule, "passed": passed, "message": message})
@@ -53,7 +63,7 @@ class ResultsRecorder:
         """Take in what an xdist worker recorded."""
         with self._lock:
             self.kernel = self.kernel or other.get("kernel", {})
-            self.inventory = self.inventory or other.get("inventory", [])
+            self.inventory = _union_inventory(self.inventory, other.get("inventory", []))
             self.measurements.extend(other.get("measurements", []))
             for finding in other.get("findings", []):
                 if finding not in self.findings:
@@ -64,3 +74,12 @@ class ResultsRecorder:
         """Validate against the results model and write atomically."""
         path.parent.mkdir(parents=True, exist_ok=True)
         save_results(Results.from_json(self.to_json(), "recorded results"), path)
+
+
+def _union_inventory(
+    older: list[dict[str, Any]], newer: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Entries of both, keyed by driver and type; on a clash the newer reading wins."""
+    merged = {(entry.get("driver"), entry.get("type")): entry for entry in older}
+    merged.update({(entry.get("driver"), entry.get("type")): entry for entry in newer})
+    return list(merged.values())

@@ -43,3 +43,27 @@ def test_an_invalid_measurement_is_refused_at_write(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="bytes_per_second"):
         recorder.write(tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
+
+
+def _entry(driver: str, winner: bool) -> dict[str, object]:
+    return {"name": "cbc(aes)", "driver": driver, "type": "skcipher", "winner": winner}
+
+
+def test_a_later_inventory_adds_instances_created_while_measuring() -> None:
+    recorder = ResultsRecorder(inventory=[_entry("cbc(aes-fixed-time)", True)])
+    recorder.update_inventory(
+        [_entry("cbc(aes-fixed-time)", True), _entry("cbc(aes-generic)", False)]
+    )
+    assert [e["driver"] for e in recorder.inventory] == ["cbc(aes-fixed-time)", "cbc(aes-generic)"]
+
+
+def test_merged_inventories_are_the_union_with_the_newer_reading_winning() -> None:
+    controller = ResultsRecorder(inventory=[_entry("cbc(aes-fixed-time)", True)])
+    worker = ResultsRecorder(
+        inventory=[_entry("cbc(aes-fixed-time)", False), _entry("cbc-aes-aesni", True)]
+    )
+    controller.merge(worker.to_json())
+    assert {e["driver"]: e["winner"] for e in controller.inventory} == {
+        "cbc(aes-fixed-time)": False,
+        "cbc-aes-aesni": True,
+    }
