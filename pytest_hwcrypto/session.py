@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_hwcrypto.profile import BoardProfile, load_profile
-from pytest_hwcrypto.settings import SETTINGS, Resolved, resolve, resolve_all
+from pytest_hwcrypto.report.results import Results, ResultsError, read_json_object
+from pytest_hwcrypto.settings import SETTINGS, Resolved, SettingError, resolve, resolve_all
 
 # Set by the guest script of a virtual board: a session inside a board never boots another.
 INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
@@ -25,6 +26,7 @@ class HwcryptoSession:
     settings: dict[str, Resolved]
     profile: BoardProfile | None
     enabled: bool
+    baseline: Results | None = None
     cache: dict[str, Any] = field(default_factory=dict)
 
     def value(self, name: str) -> Any:
@@ -61,7 +63,22 @@ def build_session(
     )
     if inside_board(environ):
         settings["vm"] = Resolved(None, "inside a virtual board")
-    return HwcryptoSession(settings=settings, profile=profile, enabled=enabled)
+    baseline = load_baseline(settings["baseline"]) if enabled else None
+    return HwcryptoSession(settings=settings, profile=profile, enabled=enabled, baseline=baseline)
+
+
+def load_baseline(setting: Resolved) -> Results | None:
+    """The --hwcrypto-baseline results, read at startup so a bad file costs no board boot."""
+    if not setting.value:
+        return None
+    # Imported here: only a session comparing against a baseline needs the adapters.
+    from pytest_hwcrypto.verdict.compare import results_from_document
+
+    path = str(setting.value)
+    try:
+        return results_from_document(read_json_object(path), path)
+    except ResultsError as error:
+        raise SettingError(f"--hwcrypto-baseline ({setting.source}): {error}") from None
 
 
 def shipped_suites_dir() -> Path:

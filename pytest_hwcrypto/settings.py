@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list
+
 SUITES = ("inventory", "correctness", "throughput", "dmcrypt", "lxc", "userspace")
 VM_KINDS = ("uml", "qemu")
 
@@ -64,6 +66,19 @@ def parse_text(text: str) -> str:
 
 def parse_optional_int(text: str) -> int | None:
     return None if text in ("", "random") else int(text)
+
+
+def parse_max_drop(text: str) -> float:
+    from pytest_hwcrypto.verdict.compare import parse_fraction
+
+    return parse_fraction(text)
+
+
+def parse_load(text: str) -> Any:
+    """A LoadSpec or None; imported here so only a session that sets it pays for it."""
+    from pytest_hwcrypto.measure.load import parse_load_spec
+
+    return parse_load_spec(text)
 
 
 @dataclass(frozen=True)
@@ -181,12 +196,34 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "block_sizes",
-        "block sizes the throughput suite measures",
-        "16,64,256,1024,4096,16384,65536",
-        parse_text,
+        "block sizes the throughput suite measures (bytes; 4K, 64K allowed)",
+        parse_block_size_list("16,64,256,1024,4096,16384,65536"),
+        parse_block_size_list,
         "LIST",
     ),
-    Setting("load", "background load while measuring, e.g. cpu:1", None, parse_text, "KIND:N"),
+    Setting(
+        "load",
+        "background load while measuring: cpu:N busy-loop processes (like stress -c N)",
+        None,
+        parse_load,
+        "cpu:N",
+    ),
+    Setting(
+        "baseline",
+        "results JSON (or pytest-benchmark JSON) of an earlier run: every throughput series "
+        "measured again must not regress beyond --hwcrypto-max-drop",
+        None,
+        parse_text,
+        "RESULTS.json",
+        in_profile=False,
+    ),
+    Setting(
+        "max_drop",
+        "largest slowdown against --hwcrypto-baseline that is not a regression (10% or 0.1)",
+        0.10,
+        parse_max_drop,
+        "FRACTION",
+    ),
     Setting("lava", "emit LAVA test-case signals", False, parse_bool, "BOOL"),
 )
 

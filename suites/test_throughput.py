@@ -35,19 +35,19 @@ from pytest_hwcrypto.fixtures import AfAlg
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
-from pytest_hwcrypto.measure.afalg_throughput import CellRecord, ThroughputRun, run_plan
-from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpecError, parse_load_spec
+from pytest_hwcrypto.measure.afalg_throughput import SOURCE, CellRecord, ThroughputRun, run_plan
+from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
-from pytest_hwcrypto.measure.plan import parse_block_size_list as parse_sizes
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
-from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError
+from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError, Verdict
 from pytest_hwcrypto.session import HwcryptoSession
-from pytest_hwcrypto.verdict.compare import DEFAULT_MIN_RATIO, compare_hw_sw, format_mib_s
+from pytest_hwcrypto.verdict.compare import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     NoRegressionRule,
     Rule,
     RuleError,
+    Scope,
     crossover_findings,
     hw_loses_to_sw_findings,
     rule_from_dict,
@@ -117,14 +117,18 @@ def collect_rules(profile: BoardProfile | None) -> list[ProfileRule]:
 
 @pytest.fixture(scope="module")
 def throughput(
+    pytestconfig: pytest.Config,
     hwcrypto_session: HwcryptoSession,
     hwcrypto_afalg: AfAlg,
     hwcrypto_results: ResultsRecorder,
 ) -> SuiteRun:
     """Measure every algorithm with two or more drivers once, for all tests of this module."""
+    reason = concurrent_workers_reason(pytestconfig)
+    if reason is not None:
+        pytest.skip(reason)
     hwcrypto_afalg.require("skcipher")
-    block_sizes = _setting(hwcrypto_session, "block_sizes", parse_sizes)
-    load_spec = _setting(hwcrypto_session, "load", parse_load_spec)
+    block_sizes = hwcrypto_session.value("block_sizes")
+    load_spec = hwcrypto_session.value("load")
     targets = discover_targets(_read_inventory())
     if not targets:
         pytest.skip(
@@ -144,12 +148,21 @@ def throughput(
     return suite_run
 
 
-def _setting(session: HwcryptoSession, name: str, parse: Callable[[Any], Any]) -> Any:
-    value = session.value(name)
-    try:
-        return parse(value) if isinstance(value, str) or value is None else value
-    except (ValueError, LoadSpecError) as error:
-        pytest.fail(f"--hwcrypto-{name.replace('_', '-')}={value!r}: {error}", pytrace=False)
+def concurrent_workers_reason(config: pytest.Config) -> str | None:
+    """Why not to measure in this process: other xdist workers share the CPUs meanwhile.
+
+    Each worker would run its own measuring run, at the same time as the others and as
+    other suites' tests, and every number would be of a contended machine.
+    """
+    workerinput = getattr(config, "workerinput", None)
+    workers = int(workerinput.get("workercount", 1)) if workerinput else 1
+    if workers <= 1:
+        return None
+    return (
+        f"throughput is not measured under pytest-xdist with {workers} workers: they would "
+        "compete for the CPUs being measured; run this suite on its own without -n "
+        "(e.g. pytest --hwcrypto --hwcrypto-suite=throughput)"
+    )
 
 
 def _read_inventory() -> list[InventoryEntry]:
@@ -165,7 +178,6 @@ def _findings(run: ThroughputRun, inventory: Sequence[Mapping[str, Any]]) -> lis
         winner_not_fastest_findings(measurements, inventory)
         + hw_loses_to_sw_findings(measurements, inventory)
         + crossover_findings(measurements, inventory)
-        + offload_crossover_findings(measurements)
     )
     for failure in run.failures:
         if failure.masked:
@@ -180,62 +192,8 @@ def _findings(run: ThroughputRun, inventory: Sequence[Mapping[str, Any]]) -> lis
     return findings
 
 
-def offload_crossover_findings(measurements: Sequence[Measurement]) -> list[Finding]:
-    """Where an offload engine overtakes the CPU-instruction driver of the same algorithm.
-
-    crossover_findings pairs hardware with generic software; against an offload engine the
-    CPU's own AES instructions are the software path too (virtio-crypto against aesni on the
-    QEMU board, CESA against NEON on a Marvell board), so those pairs get a crossover too.
-    """
-    findings = []
-    for algorithm in dict.fromkeys(m.algorithm for m in measurements):
-        mine = [m for m in measurements if m.algorithm == algorithm and m.block_size]
-        offload = _drivers_of_class(mine, "offload")
-        cpu = _drivers_of_class(mine, "cpu-accel")
-        for hw_driver in offload:
-            for sw_driver in cpu:
-                findings.extend(_offload_crossover(algorithm, mine, hw_driver, sw_driver))
-    return findings
-
-
-def _drivers_of_class(measurements: Sequence[Measurement], driver_class: str) -> list[str]:
-    found = (m.driver for m in measurements if m.driver_class == driver_class and m.driver)
-    return list(dict.fromkeys(d for d in found if d is not None))
-
-
-def _offload_crossover(
-    algorithm: str, measurements: Sequence[Measurement], hw: str, sw: str
-) -> list[Finding]:
-    result = compare_hw_sw(
-        Results(measurements=[m for m in measurements if m.driver == sw]),
-        Results(measurements=[m for m in measurements if m.driver == hw]),
-        min_ratio=DEFAULT_MIN_RATIO,
-    )
-    if not result.comparisons:
-        return []
-    size = result.crossover.get(algorithm)
-    ratios = sorted((c.block_size or 0, c.ratio) for c in result.comparisons)
-    if size is None:
-        largest, ratio = ratios[-1]
-        words = f"never reaches 1.0x cpu-accel {sw} (largest size {largest} B: {ratio:.2f}x)"
-    elif size == ratios[0][0]:
-        words = f"is >= 1.0x cpu-accel {sw} at every measured size (from {size} B)"
-    else:
-        words = f"reaches 1.0x cpu-accel {sw} from {size} B on"
-    sample = result.comparisons[0]
-    extra = {
-        "source": sample.source,
-        "key_bits": sample.key_bits,
-        "op": sample.op,
-        "crossover": size,
-        "min_ratio": DEFAULT_MIN_RATIO,
-        "ratios": [list(pair) for pair in ratios],
-    }
-    context = f"{algorithm} [{sample.source}, {sample.key_bits}-bit key, {sample.op}]"
-    return [Finding("crossover", algorithm, f"{context}: offload {hw} {words}", extra)]
-
-
 def _record(results: ResultsRecorder, suite_run: SuiteRun) -> None:
+    results.update_inventory(suite_run.inventory)
     for measurement in suite_run.run.measurements():
         results.add_measurement(measurement.to_json())
     for finding in suite_run.findings:
@@ -335,6 +293,7 @@ def test_tcrypt_in_kernel(
 def test_profile_rule(
     profile_rule: ProfileRule,
     request: pytest.FixtureRequest,
+    hwcrypto_session: HwcryptoSession,
     hwcrypto_results: ResultsRecorder,
 ) -> None:
     """One board-profile rule; fails with the rule's message when the data break it."""
@@ -346,13 +305,11 @@ def test_profile_rule(
     if profile_rule.rule is None:
         pytest.fail(profile_rule.error or "invalid rule", pytrace=False)
     rule = profile_rule.rule
-    if isinstance(rule, NoRegressionRule):
-        pytest.skip(
-            f"{rule.label}: no-regression needs baseline results; the throughput suite "
-            "has none to compare against -- compare saved runs with `hwcrypto compare`"
-        )
+    baseline = hwcrypto_session.baseline
+    if isinstance(rule, NoRegressionRule) and baseline is None:
+        pytest.skip(f"{rule.label}: {NO_BASELINE}")
     inventory = _inventory_for_rules(request)
-    outcome = rule.evaluate(_recorded_measurements(hwcrypto_results), inventory)
+    outcome = rule.evaluate(_recorded_measurements(hwcrypto_results), inventory, baseline)
     verdict = outcome.verdict
     hwcrypto_results.add_verdict(verdict.rule, verdict.passed, verdict.message)
     for finding in outcome.findings:
@@ -361,6 +318,53 @@ def test_profile_rule(
         )
     if not verdict.passed:
         pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
+
+
+NO_BASELINE = (
+    "no baseline to compare against: give --hwcrypto-baseline=RESULTS.json, the "
+    "--hwcrypto-json of an earlier run (or compare saved runs with `hwcrypto compare`)"
+)
+
+
+def test_no_regression_against_baseline(
+    algorithm: str,
+    throughput: SuiteRun,
+    hwcrypto_session: HwcryptoSession,
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    """With --hwcrypto-baseline: no driver of the algorithm is clearly slower than it was
+    (beyond --hwcrypto-max-drop and beyond noise), and none measured then is missing now."""
+    baseline = hwcrypto_session.baseline
+    if baseline is None:
+        pytest.skip(NO_BASELINE)
+    then = [m for m in baseline.measurements if m.source == SOURCE and m.algorithm == algorithm]
+    if not then:
+        pytest.skip(f"{algorithm}: not in the baseline ({baseline_kernel(baseline)}): new here")
+    now = [m for m in throughput.run.measurements() if m.algorithm == algorithm]
+    gone = sorted({m.driver or "?" for m in then} - {m.driver or "?" for m in now})
+    rule = NoRegressionRule(
+        Scope(algorithm, source=SOURCE),
+        max_drop=float(hwcrypto_session.value("max_drop")),
+        name=f"no-regression {algorithm} vs baseline ({baseline_kernel(baseline)})",
+    )
+    outcome = rule.evaluate(now, throughput.inventory, baseline)
+    verdict = outcome.verdict
+    if gone:
+        message = f"measured in the baseline, not now: {', '.join(gone)}"
+        verdict = Verdict(verdict.rule, False, f"{message}; {verdict.message}")
+    hwcrypto_results.add_verdict(verdict.rule, verdict.passed, verdict.message)
+    for finding in outcome.findings:
+        hwcrypto_results.add_finding(
+            finding.kind, finding.algorithm, finding.detail, **finding.extra
+        )
+    if not verdict.passed:
+        pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
+
+
+def baseline_kernel(baseline: Results) -> str:
+    """'kernel 6.1.176' of the baseline run, so a message says what it compared with."""
+    release = baseline.kernel.get("release") if baseline.kernel else None
+    return f"kernel {release}" if release else "kernel not recorded"
 
 
 def _inventory_for_rules(request: pytest.FixtureRequest) -> list[dict[str, Any]]:

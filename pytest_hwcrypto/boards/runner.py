@@ -22,6 +22,7 @@ from pytest_hwcrypto.boards.base import (
 )
 from pytest_hwcrypto.boards.console import KernelEvent
 from pytest_hwcrypto.boards.session import (
+    copy_input_files,
     copy_result_files,
     inner_pytest_args,
     make_board,
@@ -46,6 +47,7 @@ def run_pytest_session_in_board(
     run_dir = new_run_dir()
     try:
         inner = inner_pytest_args(args, cwd, run_dir, color=stream.isatty())
+        copy_input_files(inner, run_dir)
         result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, session, stream)
         copy_result_files(inner, run_dir)
         json_path = inner.result_files.get("results.json")

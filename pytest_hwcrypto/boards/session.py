@@ -30,6 +30,14 @@ _RESULT_FILE_OPTIONS = {
     "--junit-xml": "junit.xml",
     "--hwcrypto-json": "results.json",
 }
+# Options naming files the inner session reads. They are copied into the run directory
+# before boot: a host path under /tmp (or anywhere the board mounts over) is not the
+# same file inside the board.
+# Each goes into its own subdirectory under its own file name, which messages then show.
+_INPUT_FILE_OPTIONS = {
+    "--hwcrypto-baseline": "baseline",
+    "--hwcrypto-board": "board",
+}
 
 
 @dataclass
@@ -37,6 +45,8 @@ class InnerCommand:
     args: list[str]
     # board run-directory file name -> host path it is copied to afterwards
     result_files: dict[str, Path] = field(default_factory=dict)
+    # board run-directory file name -> host path it is copied from before boot
+    input_files: dict[str, Path] = field(default_factory=dict)
 
 
 def inner_pytest_args(
@@ -48,7 +58,11 @@ def inner_pytest_args(
     while position < len(args):
         arg = args[position]
         name, has_value, value = arg.partition("=")
-        takes_next = not has_value and name in (*_BOARD_OPTIONS, *_RESULT_FILE_OPTIONS)
+        takes_next = not has_value and name in (
+            *_BOARD_OPTIONS,
+            *_RESULT_FILE_OPTIONS,
+            *_INPUT_FILE_OPTIONS,
+        )
         if takes_next:
             if position + 1 >= len(args):
                 break  # pytest's own parser already rejected a missing value
@@ -62,6 +76,12 @@ def inner_pytest_args(
             inner.result_files[board_name] = (cwd / value).resolve()
             inner.args.append(f"{name}={run_dir / board_name}")
             continue
+        if name in _INPUT_FILE_OPTIONS:
+            host_path = (cwd / value).resolve()
+            board_name = f"{_INPUT_FILE_OPTIONS[name]}/{host_path.name}"
+            inner.input_files[board_name] = host_path
+            inner.args.append(f"{name}={run_dir / board_name}")
+            continue
         inner.args.append(arg)
     # No cache or bytecode writes: the host root is read-only inside the board.
     inner.args[:0] = ["-p", "no:cacheprovider"]
@@ -70,6 +90,16 @@ def inner_pytest_args(
         # caller's terminal instead, so CI logs stay plain.
         inner.args.insert(2, f"--color={'yes' if color else 'no'}")
     return inner
+
+
+def copy_input_files(inner: InnerCommand, run_dir: Path) -> None:
+    """Put the files the inner session reads where the board sees them.
+
+    The outer session has already loaded each one, so a missing file was reported there.
+    """
+    for board_name, host_path in inner.input_files.items():
+        (run_dir / board_name).parent.mkdir(exist_ok=True)
+        shutil.copyfile(host_path, run_dir / board_name)
 
 
 def copy_result_files(inner: InnerCommand, run_dir: Path) -> list[Path]:

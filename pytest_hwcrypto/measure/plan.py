@@ -30,7 +30,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, type_family
-from pytest_hwcrypto.verdict.blocksizes import parse_size
 
 DEFAULT_BLOCK_SIZES = (16, 64, 256, 1024, 4096, 16384, 65536)
 
@@ -134,26 +133,6 @@ class Plan:
 
 # ---------------------------------------------------------------------------------------
 # what: targets from the inventory
-
-
-def parse_block_size_list(text: str | Sequence[int]) -> tuple[int, ...]:
-    """'16,64,4K' -> (16, 64, 4096): sorted, without duplicates; ValueError names the entry."""
-    if not isinstance(text, str):
-        sizes = [int(size) for size in text]
-    else:
-        sizes = []
-        for part in text.split(","):
-            if not part.strip():
-                continue
-            try:
-                sizes.append(parse_size(part))
-            except ValueError as error:
-                raise ValueError(f"bad block size {part.strip()!r}: {error}") from None
-    if not sizes:
-        raise ValueError("no block size given (e.g. '16,64,256,1024,4096,16384,65536')")
-    if any(size <= 0 for size in sizes):
-        raise ValueError("block sizes must be positive")
-    return tuple(sorted(set(sizes)))
 
 
 def instance_driver_name(mode: str, cipher_driver: str) -> str:

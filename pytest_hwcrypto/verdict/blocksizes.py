@@ -15,6 +15,7 @@ allowed (``4096B``, ``16KiB``).  ``KB``/``MB`` are refused as ambiguous (1000 or
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _SUFFIX_MULTIPLIERS = {
@@ -128,3 +129,23 @@ def _interval(spec: str, low_text: str, high_text: str) -> BlockSizeRange:
     if low is not None and high is not None and low > high:
         raise ValueError(f"the range is empty ({low} > {high})")
     return BlockSizeRange(spec=spec, low=low, high=high)
+
+
+def parse_block_size_list(text: str | Sequence[int]) -> tuple[int, ...]:
+    """'16,64,4K' -> (16, 64, 4096): sorted, without duplicates; ValueError names the entry."""
+    if not isinstance(text, str):
+        sizes = [int(size) for size in text]
+    else:
+        sizes = []
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            try:
+                sizes.append(parse_size(part))
+            except ValueError as error:
+                raise ValueError(f"bad block size {part.strip()!r}: {error}") from None
+    if not sizes:
+        raise ValueError("no block size given (e.g. '16,64,256,1024,4096,16384,65536')")
+    if any(size <= 0 for size in sizes):
+        raise ValueError("block sizes must be positive")
+    return tuple(sorted(set(sizes)))

@@ -63,6 +63,44 @@ def test_unknown_suite_is_one_usage_error(pytester: pytest.Pytester) -> None:
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            ["--hwcrypto-block-sizes=16,4k,huge"],
+            "ERROR: option --hwcrypto-block-sizes='16,4k,huge': bad block size 'huge'*",
+        ),
+        (["--hwcrypto-load=gpu:2"], "ERROR: option --hwcrypto-load='gpu:2': unknown load 'gpu:2'*"),
+        (
+            ["-o", "hwcrypto_load=cpu:x"],
+            "ERROR: ini hwcrypto_load='cpu:x': bad load 'cpu:x': N in cpu:N must be a whole*",
+        ),
+    ],
+)
+def test_bad_measuring_settings_fail_at_startup_not_mid_run(
+    pytester: pytest.Pytester, source: list[str], expected: str
+) -> None:
+    """A typo in a throughput setting must not cost a board boot and a measuring run."""
+    result = pytester.runpytest("--hwcrypto", "--collect-only", *source)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1
+    result.stderr.fnmatch_lines([expected])
+
+
+def test_unreadable_baseline_is_one_usage_error_naming_file_and_line(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".json", base='{"schema": "pytest-hwcrypto/1",\n "measurements": [}')
+    result = pytester.runpytest("--hwcrypto", "--collect-only", "--hwcrypto-baseline=base.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == [
+        "ERROR: --hwcrypto-baseline (command line): base.json: invalid JSON at line 2 "
+        "column 19: Expecting value"
+    ]
+
+
 def test_missing_board_profile_is_one_line(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-board=nowhere.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -182,3 +220,9 @@ def test_results_json_is_merged_across_xdist_workers(pytester: pytest.Pytester) 
     result.assert_outcomes(passed=4)
     data = json.loads((pytester.path / "r.json").read_text())
     assert sorted(m["block_size"] for m in data["measurements"]) == [16, 64, 256, 1024]
+
+
+def test_throughput_is_not_measured_by_competing_xdist_workers(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=throughput", "-n", "2", "-rs")
+    result.stdout.fnmatch_lines(["*throughput is not measured under pytest-xdist with 2 workers*"])
+    assert "skcipher" not in result.stdout.str(), "the xdist reason comes before any other"

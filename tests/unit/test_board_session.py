@@ -3,7 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_hwcrypto.boards.console import scan_kernel_log
-from pytest_hwcrypto.boards.session import copy_result_files, inner_pytest_args
+from pytest_hwcrypto.boards.session import (
+    copy_input_files,
+    copy_result_files,
+    inner_pytest_args,
+)
 
 
 def test_board_options_are_dropped_and_result_files_redirected(tmp_path: Path) -> None:
@@ -48,6 +52,28 @@ def test_result_files_are_copied_to_the_callers_paths(tmp_path: Path) -> None:
     )
     assert copy_result_files(inner, run_dir) == [tmp_path / "deep/j.xml"]
     assert (tmp_path / "deep/j.xml").read_text() == "<testsuites/>"
+
+
+def test_input_files_are_copied_where_the_board_can_read_them(tmp_path: Path) -> None:
+    """A baseline or profile under the host's /tmp is not visible inside the board."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (tmp_path / "base.json").write_text("{}")
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab/board.toml").write_text("[board]")
+    inner = inner_pytest_args(
+        ["--hwcrypto-baseline", "base.json", "--hwcrypto-board=lab/board.toml", "-q"],
+        cwd=tmp_path,
+        run_dir=run_dir,
+    )
+    assert inner.args[-3:] == [
+        f"--hwcrypto-baseline={run_dir / 'baseline/base.json'}",
+        f"--hwcrypto-board={run_dir / 'board/board.toml'}",
+        "-q",
+    ]
+    copy_input_files(inner, run_dir)
+    assert (run_dir / "baseline/base.json").read_text() == "{}"
+    assert (run_dir / "board/board.toml").read_text() == "[board]"
 
 
 def test_kernel_log_scanner_finds_selftest_failures_and_oopses() -> None:

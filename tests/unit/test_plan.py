@@ -26,10 +26,10 @@ from pytest_hwcrypto.measure.plan import (
     make_plan,
     next_calibration_count,
     operations_for,
-    parse_block_size_list,
     round_order,
     split_samples,
 )
+from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list
 
 CAPTURES = Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
 
