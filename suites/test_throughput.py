@@ -310,14 +310,7 @@ def test_profile_rule(
         pytest.skip(f"{rule.label}: {NO_BASELINE}")
     inventory = _inventory_for_rules(request)
     outcome = rule.evaluate(_recorded_measurements(hwcrypto_results), inventory, baseline)
-    verdict = outcome.verdict
-    hwcrypto_results.add_verdict(verdict.rule, verdict.passed, verdict.message)
-    for finding in outcome.findings:
-        hwcrypto_results.add_finding(
-            finding.kind, finding.algorithm, finding.detail, **finding.extra
-        )
-    if not verdict.passed:
-        pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
+    record_and_judge(hwcrypto_results, outcome.verdict, outcome.findings)
 
 
 NO_BASELINE = (
@@ -352,11 +345,16 @@ def test_no_regression_against_baseline(
     if gone:
         message = f"measured in the baseline, not now: {', '.join(gone)}"
         verdict = Verdict(verdict.rule, False, f"{message}; {verdict.message}")
-    hwcrypto_results.add_verdict(verdict.rule, verdict.passed, verdict.message)
-    for finding in outcome.findings:
-        hwcrypto_results.add_finding(
-            finding.kind, finding.algorithm, finding.detail, **finding.extra
-        )
+    record_and_judge(hwcrypto_results, verdict, outcome.findings)
+
+
+def record_and_judge(
+    results: ResultsRecorder, verdict: Verdict, findings: Sequence[Finding]
+) -> None:
+    """Put a verdict and its findings in the results, then fail the test if it failed."""
+    results.add_verdict(verdict.rule, verdict.passed, verdict.message)
+    for finding in findings:
+        results.add_finding(finding.kind, finding.algorithm, finding.detail, **finding.extra)
     if not verdict.passed:
         pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
 
