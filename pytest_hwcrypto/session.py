@@ -74,11 +74,30 @@ def load_baseline(setting: Resolved) -> Results | None:
     # Imported here: only a session comparing against a baseline needs the adapters.
     from pytest_hwcrypto.verdict.compare import results_from_document
 
-    path = str(setting.value)
+    where = f"--hwcrypto-baseline ({setting.source})"
+    path = resolve_baseline_path(str(setting.value), where)
     try:
         return results_from_document(read_json_object(path), path)
     except ResultsError as error:
-        raise SettingError(f"--hwcrypto-baseline ({setting.source}): {error}") from None
+        raise SettingError(f"{where}: {error}") from None
+
+
+def resolve_baseline_path(value: str, where: str, storage: Path = Path(".benchmarks")) -> str:
+    """A path, or a pytest-benchmark storage id as ``--benchmark-compare`` takes it.
+
+    ``0001`` names the saved run ``.benchmarks/<machine>/0001_*.json``; it must name
+    exactly one file.
+    """
+    if Path(value).exists() or not value.isdigit():
+        return value
+    found = sorted(storage.glob(f"*/{int(value):04d}_*.json"))
+    if len(found) != 1:
+        listed = ", ".join(str(path) for path in found) or "none"
+        raise SettingError(
+            f"{where}: {value!r} is not a file, and as a pytest-benchmark run id it matches "
+            f"{len(found)} saved runs under {storage}/ ({listed})"
+        )
+    return str(found[0])
 
 
 def shipped_suites_dir() -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+import pytest_hwcrypto
 from pytest_hwcrypto.boards.console import Console, ConsoleOutcome, KernelEvent, scan_kernel_log
 
 # The environment a command inside the board gets from the caller. An allow-list, because
@@ -104,6 +106,26 @@ def passed_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, 
 def is_under(path: Path, directories: Iterable[str]) -> bool:
     """Is `path` inside one of `directories` (which a board covers with tmpfs)?"""
     return any(path == Path(d) or Path(d) in path.parents for d in directories)
+
+
+def host_dirs_to_keep(cwd: Path, scratch: Iterable[str], run_dir: Path) -> list[Path]:
+    """Host directories the guest needs but a scratch tmpfs would cover, outermost first.
+
+    The caller's working directory, the Python environment running this session (a venv)
+    and the plugin's own source (an editable install) may all live under /tmp, e.g. in a
+    CI checkout there; the guest runs the same interpreter on the same files.
+    """
+    wanted = [cwd, Path(sys.prefix), Path(pytest_hwcrypto.__file__).resolve().parent.parent]
+    covered = [
+        path.resolve()
+        for path in wanted
+        if is_under(path.resolve(), scratch) and not is_under(path.resolve(), [str(run_dir)])
+    ]
+    kept: list[Path] = []
+    for path in sorted(set(covered), key=lambda p: len(p.parts)):
+        if not any(path == outer or outer in path.parents for outer in kept):
+            kept.append(path)
+    return kept
 
 
 def new_run_dir(parent: Path | None = None) -> Path:

@@ -29,7 +29,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_hwcrypto.boards.base import CRYPTO_TEST_MODULES, Board, BoardError, is_under
+from pytest_hwcrypto.boards.base import (
+    CRYPTO_TEST_MODULES,
+    Board,
+    BoardError,
+    host_dirs_to_keep,
+)
 
 DEBIAN_KERNEL_DIR = Path("/boot")
 DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
@@ -461,14 +466,11 @@ class QemuBoard(Board):
                 f"mkdir -p /run/hwcrypto-modules\nmount --bind {modules} /run/hwcrypto-modules\n"
             )
         keep_cwd = restore_cwd = ""
-        if is_under(cwd, ["/tmp"]) and not is_under(cwd, [str(run_dir)]):
-            # The caller's working directory lives under /tmp: keep it visible too.
-            where = shlex.quote(str(cwd))
-            keep_cwd = f"mkdir -p /run/hwcrypto-cwd\nmount --bind {where} /run/hwcrypto-cwd\n"
-            restore_cwd = (
-                f"mkdir -p {where}\nmount --bind /run/hwcrypto-cwd {where}\n"
-                "umount /run/hwcrypto-cwd\n"
-            )
+        # The caller's directory, venv or plugin source may live under /tmp: keep them too.
+        for index, directory in enumerate(host_dirs_to_keep(cwd, ["/tmp"], run_dir)):
+            where, aside = shlex.quote(str(directory)), f"/run/hwcrypto-keep-{index}"
+            keep_cwd += f"mkdir -p {aside}\nmount --bind {where} {aside}\n"
+            restore_cwd += f"mkdir -p {where}\nmount --bind {aside} {where}\numount {aside}\n"
         return f"""
 mkdir -p /run/hwcrypto-run
 mount --bind {run} /run/hwcrypto-run

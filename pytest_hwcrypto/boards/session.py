@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pytest_hwcrypto.boards.base import Board, BoardError
 from pytest_hwcrypto.boards.uml import UmlBoard
+from pytest_hwcrypto.session import resolve_baseline_path
 
 # Options consumed by the outer session: they choose and boot the board.
 _BOARD_OPTIONS = (
@@ -77,6 +78,8 @@ def inner_pytest_args(
             inner.args.append(f"{name}={run_dir / board_name}")
             continue
         if name in _INPUT_FILE_OPTIONS:
+            if name == "--hwcrypto-baseline":  # may be a pytest-benchmark run id: 0001
+                value = resolve_baseline_path(value, name, storage=cwd / ".benchmarks")
             host_path = (cwd / value).resolve()
             board_name = f"{_INPUT_FILE_OPTIONS[name]}/{host_path.name}"
             inner.input_files[board_name] = host_path

@@ -12,7 +12,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pytest_hwcrypto.boards.base import CRYPTO_TEST_MODULES, Board, BoardError, is_under
+from pytest_hwcrypto.boards.base import (
+    CRYPTO_TEST_MODULES,
+    Board,
+    BoardError,
+    host_dirs_to_keep,
+)
 
 DEBIAN_UML_KERNEL = Path("/usr/bin/linux.uml")
 DEBIAN_UML_MODULES = Path("/usr/lib/uml/modules")
@@ -104,11 +109,12 @@ class UmlBoard(Board):
 
     @staticmethod
     def _keep_visible(cwd: Path, run_dir: Path) -> str:
-        """Mount the caller's directory back, read-only, if a scratch tmpfs covers it."""
-        if not is_under(cwd, SCRATCH_DIRS) or is_under(cwd, [str(run_dir)]):
-            return ""
-        where = shlex.quote(str(cwd))
-        return f"mkdir -p {where}\nmount -r -t hostfs none {where} -o {where}\n"
+        """Mount host directories back, read-only, where a scratch tmpfs covers them."""
+        script = ""
+        for directory in host_dirs_to_keep(cwd, SCRATCH_DIRS, run_dir):
+            where = shlex.quote(str(directory))
+            script += f"mkdir -p {where}\nmount -r -t hostfs none {where} -o {where}\n"
+        return script
 
     def _setup_script(self, run_dir: Path) -> str:
         run = shlex.quote(str(run_dir))

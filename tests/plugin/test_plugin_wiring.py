@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -226,3 +228,23 @@ def test_throughput_is_not_measured_by_competing_xdist_workers(pytester: pytest.
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=throughput", "-n", "2", "-rs")
     result.stdout.fnmatch_lines(["*throughput is not measured under pytest-xdist with 2 workers*"])
     assert "skcipher" not in result.stdout.str(), "the xdist reason comes before any other"
+
+
+def test_baseline_may_be_a_pytest_benchmark_run_id(pytester: pytest.Pytester) -> None:
+    """`--hwcrypto-baseline=0001` finds .benchmarks/<machine>/0001_*.json, as
+    pytest-benchmark's --benchmark-compare=0001 does."""
+    saved = Path(__file__).resolve().parent.parent / "data" / "compare_pytest_benchmark.json"
+    storage = pytester.path / ".benchmarks" / "Linux-CPython-3.11-64bit"
+    storage.mkdir(parents=True)
+    (storage / "0001_abc123_20261201_000000.json").write_text(saved.read_text())
+    pytester.makepyfile(
+        test_show="""
+        def test_show(hwcrypto_session):
+            drivers = {m.driver for m in hwcrypto_session.baseline.measurements}
+            assert "cbc-aes-aesni" in drivers
+        """
+    )
+    assert pytester.runpytest("--hwcrypto", "--hwcrypto-baseline=1", "test_show.py").ret == 0
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-baseline=0002", "test_show.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'0002' is not a file, and as a pytest-benchmark run id *0*"])

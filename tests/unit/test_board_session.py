@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
+
+import pytest_hwcrypto
+from pytest_hwcrypto.boards.base import host_dirs_to_keep
 from pytest_hwcrypto.boards.console import scan_kernel_log
 from pytest_hwcrypto.boards.session import (
     copy_input_files,
@@ -76,6 +81,15 @@ def test_input_files_are_copied_where_the_board_can_read_them(tmp_path: Path) ->
     assert (run_dir / "board/board.toml").read_text() == "[board]"
 
 
+def test_a_pytest_benchmark_run_id_is_copied_as_the_file_it_names(tmp_path: Path) -> None:
+    saved = tmp_path / ".benchmarks/Linux-CPython-3.11-64bit/0003_abc_20261201.json"
+    saved.parent.mkdir(parents=True)
+    saved.write_text("{}")
+    run_dir = tmp_path / "run"
+    inner = inner_pytest_args(["--hwcrypto-baseline=0003"], cwd=tmp_path, run_dir=run_dir)
+    assert inner.input_files == {f"baseline/{saved.name}": saved}
+
+
 def test_kernel_log_scanner_finds_selftest_failures_and_oopses() -> None:
     log = """
 [    3.100000] virtio_crypto virtio0: max_queues: 1
@@ -96,3 +110,16 @@ alg: akcipher: test 1 failed for virtio-crypto-rsa, err=-22
 
 def test_ordinary_boot_messages_are_not_trouble() -> None:
     assert scan_kernel_log("alg: No test for lzo (lzo-generic)\nnet: registered\n") == []
+
+
+def test_host_dirs_under_scratch_are_kept_outermost_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI checkout under /tmp: its venv and the plugin source must stay visible."""
+    monkeypatch.setattr(sys, "prefix", "/tmp/ci/checkout/.venv")
+    monkeypatch.setattr(pytest_hwcrypto, "__file__", "/tmp/ci/checkout/pytest_hwcrypto/__init__.py")
+    run_dir = Path("/tmp/hwcrypto-board-0123")
+    kept = host_dirs_to_keep(Path("/tmp/work"), ["/tmp", "/run"], run_dir)
+    assert kept == [Path("/tmp/work"), Path("/tmp/ci/checkout")]  # the venv is inside
+    monkeypatch.setattr(pytest_hwcrypto, "__file__", "/srv/src/pytest_hwcrypto/__init__.py")
+    monkeypatch.setattr(sys, "prefix", "/usr")
+    assert host_dirs_to_keep(Path("/srv/work"), ["/tmp"], run_dir) == []
+    assert host_dirs_to_keep(run_dir / "sub", ["/tmp"], run_dir) == []
