@@ -470,7 +470,11 @@ class QemuBoard(Board):
         for index, directory in enumerate(host_dirs_to_keep(cwd, ["/tmp"], run_dir)):
             where, aside = shlex.quote(str(directory)), f"/run/hwcrypto-keep-{index}"
             keep_cwd += f"mkdir -p {aside}\nmount --bind {where} {aside}\n"
-            restore_cwd += f"mkdir -p {where}\nmount --bind {aside} {where}\numount {aside}\n"
+            # read-only, as on the UML board: vng's overlay would take writes into RAM
+            restore_cwd += (
+                f"mkdir -p {where}\nmount --bind {aside} {where}\n"
+                f"mount -o remount,bind,ro {where}\numount {aside}\n"
+            )
         return f"""
 mkdir -p /run/hwcrypto-run
 mount --bind {run} /run/hwcrypto-run
