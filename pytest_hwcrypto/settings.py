@@ -230,6 +230,9 @@ SETTINGS: tuple[Setting, ...] = (
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 
 
+COMMAND_LINE = "command line"
+
+
 @dataclass(frozen=True)
 class Resolved:
     value: Any
@@ -247,7 +250,7 @@ def resolve(
 ) -> Resolved:
     """Pick the value of one setting by precedence and parse it; errors name the source."""
     if cli_value is not None:
-        return Resolved(_parse(setting, cli_value, f"option {setting.option}"), "command line")
+        return Resolved(_parse(setting, cli_value, f"option {setting.option}"), COMMAND_LINE)
     if setting.env in environ:
         source = f"environment {setting.env}"
         return Resolved(_parse(setting, environ[setting.env], source), source)

@@ -25,6 +25,7 @@ from pytest_hwcrypto.boards.session import (
     copy_input_files,
     copy_result_files,
     inner_pytest_args,
+    input_files_from_elsewhere,
     make_board,
     pytest_command,
 )
@@ -46,7 +47,12 @@ def run_pytest_session_in_board(
         return EXIT_BOARD_UNAVAILABLE
     run_dir = new_run_dir()
     try:
-        inner = inner_pytest_args(args, cwd, run_dir, color=stream.isatty())
+        inner = inner_pytest_args(
+            [*args, *input_files_from_elsewhere(session.settings)],
+            cwd,
+            run_dir,
+            color=stream.isatty(),
+        )
         copy_input_files(inner, run_dir)
         result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, session, stream)
         copy_result_files(inner, run_dir)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_hwcrypto.boards.base import Board, BoardError
 from pytest_hwcrypto.boards.uml import UmlBoard
 from pytest_hwcrypto.session import resolve_baseline_path
+from pytest_hwcrypto.settings import COMMAND_LINE, Resolved
 
 # Options consumed by the outer session: they choose and boot the board.
 _BOARD_OPTIONS = (
@@ -93,6 +95,21 @@ def inner_pytest_args(
         # caller's terminal instead, so CI logs stay plain.
         inner.args.insert(2, f"--color={'yes' if color else 'no'}")
     return inner
+
+
+def input_files_from_elsewhere(settings: Mapping[str, Resolved]) -> list[str]:
+    """Options for input files the caller set by environment, ini or profile.
+
+    HWCRYPTO_* variables reach the board too, but a path in them may not exist there; as
+    options they are copied in like the rest (the command line wins over the environment
+    inside the board as well).
+    """
+    extra = []
+    for option in _INPUT_FILE_OPTIONS:
+        resolved = settings.get(option.removeprefix("--hwcrypto-"))
+        if resolved is not None and resolved.value and resolved.source != COMMAND_LINE:
+            extra.append(f"{option}={resolved.value}")
+    return extra
 
 
 def copy_input_files(inner: InnerCommand, run_dir: Path) -> None:

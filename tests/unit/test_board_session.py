@@ -12,7 +12,9 @@ from pytest_hwcrypto.boards.session import (
     copy_input_files,
     copy_result_files,
     inner_pytest_args,
+    input_files_from_elsewhere,
 )
+from pytest_hwcrypto.settings import Resolved
 
 
 def test_board_options_are_dropped_and_result_files_redirected(tmp_path: Path) -> None:
@@ -88,6 +90,18 @@ def test_a_pytest_benchmark_run_id_is_copied_as_the_file_it_names(tmp_path: Path
     run_dir = tmp_path / "run"
     inner = inner_pytest_args(["--hwcrypto-baseline=0003"], cwd=tmp_path, run_dir=run_dir)
     assert inner.input_files == {f"baseline/{saved.name}": saved}
+
+
+def test_input_files_set_by_environment_become_options_that_are_copied() -> None:
+    """HWCRYPTO_BASELINE reaches the board as an environment variable too, but its path may
+    not exist there: the runner turns it into an option, which is copied in."""
+    settings = {
+        "baseline": Resolved("/tmp/good.json", "environment HWCRYPTO_BASELINE"),
+        "board": Resolved("lab.toml", "command line"),  # already among the arguments
+        "json": Resolved("out.json", "environment HWCRYPTO_JSON"),  # written, not read
+    }
+    assert input_files_from_elsewhere(settings) == ["--hwcrypto-baseline=/tmp/good.json"]
+    assert input_files_from_elsewhere({"baseline": Resolved(None, "default")}) == []
 
 
 def test_kernel_log_scanner_finds_selftest_failures_and_oopses() -> None:
