@@ -465,24 +465,24 @@ class QemuBoard(Board):
             keep_modules = (
                 f"mkdir -p /run/hwcrypto-modules\nmount --bind {modules} /run/hwcrypto-modules\n"
             )
-        keep_cwd = restore_cwd = ""
+        keep_dirs = restore_dirs = ""
         # The caller's directory, venv or plugin source may live under /tmp: keep them too.
         for index, directory in enumerate(host_dirs_to_keep(cwd, ["/tmp"], run_dir)):
             where, aside = shlex.quote(str(directory)), f"/run/hwcrypto-keep-{index}"
-            keep_cwd += f"mkdir -p {aside}\nmount --bind {where} {aside}\n"
+            keep_dirs += f"mkdir -p {aside}\nmount --bind {where} {aside}\n"
             # read-only, as on the UML board: vng's overlay would take writes into RAM
-            restore_cwd += (
+            restore_dirs += (
                 f"mkdir -p {where}\nmount --bind {aside} {where}\n"
                 f"mount -o remount,bind,ro {where}\numount {aside}\n"
             )
         return f"""
 mkdir -p /run/hwcrypto-run
 mount --bind {run} /run/hwcrypto-run
-{keep_modules}{keep_cwd}mount -t tmpfs -o mode=1777 tmpfs /tmp
+{keep_modules}{keep_dirs}mount -t tmpfs -o mode=1777 tmpfs /tmp
 mkdir -p {run}
 mount --bind /run/hwcrypto-run {run}
 umount /run/hwcrypto-run
-{restore_cwd}"""
+{restore_dirs}"""
 
     def _modules_setup(self) -> str:
         """Custom modules under /lib/modules/<release>, as on the UML board.

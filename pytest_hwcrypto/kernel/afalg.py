@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Generic, TypeVar
+from typing import Callable, Generic, TypeVar
 
 from pytest_hwcrypto.kernel.inventory import can_win, type_family
 from pytest_hwcrypto.kernel.procfs import PROC_CRYPTO, CryptoAlg, read_proc_crypto
@@ -619,22 +619,13 @@ class _Control:
     iv: bytes | None = None
     assoclen: int | None = None
 
-    def kwargs(self) -> dict[str, Any]:
-        # sendmsg_afalg refuses iv=None, so absent fields are left out.
-        fields: dict[str, Any] = {"op": self.op}
-        if self.iv is not None:
-            fields["iv"] = self.iv
-        if self.assoclen is not None:
-            fields["assoclen"] = self.assoclen
-        return fields
-
     def ancillary(self) -> list[tuple[int, int, bytes]]:
-        """The same fields as prebuilt control messages, for plain ``sendmsg``.
+        """The fields as control messages for plain ``sendmsg``; absent ones are left out.
 
-        ``sendmsg_afalg`` parses its keywords and packs these on every call; at 16 B that
-        cost is a measurable share of a request, so timing loops build them once.
-        Layouts are those of ``linux/if_alg.h``: a u32 op, ``struct af_alg_iv`` (u32 length
-        then the bytes) and a u32 assoclen.
+        Built here rather than by ``sendmsg_afalg``, which parses its keywords and packs
+        them again on every call: at 16 B that is a measurable share of a request, so the
+        timing loops build them once. Layouts are those of ``linux/if_alg.h``: a u32 op,
+        ``struct af_alg_iv`` (u32 length then the bytes) and a u32 assoclen.
         """
         messages = [(socket.SOL_ALG, socket.ALG_SET_OP, struct.pack("=I", self.op))]
         if self.iv is not None:
@@ -652,7 +643,7 @@ def _send(sock: socket.socket, deadline: float, data: memoryview, control: _Cont
     while True:
         try:
             if control is not None:
-                sent = sock.sendmsg_afalg([data], flags=flags, **control.kwargs())
+                sent = sock.sendmsg([data], control.ancillary(), flags)
             else:
                 sent = sock.sendmsg([data], [], flags)
             break

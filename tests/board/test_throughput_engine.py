@@ -185,7 +185,7 @@ def test_cycles_become_bytes_per_second_at_the_tsc_rate() -> None:
     assert measurements[1].driver == "cbc-aes-aesni"
 
 
-def test_kernel_facts_know_whether_tcrypt_can_run_here() -> None:
+def test_kernel_facts_know_whether_tcrypt_can_run_here(on_board: str) -> None:
     """UML builds tcrypt but never returns from it: the facts must not call it available."""
     facts = gather_kernel_facts()
     if is_user_mode_linux(Path("/proc/cpuinfo").read_text()):
