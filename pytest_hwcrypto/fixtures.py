@@ -157,4 +157,3 @@ class AfAlg:
 def hwcrypto_afalg(hwcrypto_session: HwcryptoSession) -> Iterator[AfAlg]:
     """Open AF_ALG sessions bound to an algorithm or an exact driver name."""
     yield AfAlg(hwcrypto_session.value("timeout"))
-

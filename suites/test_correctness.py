@@ -51,19 +51,27 @@ SEED_KEY = "correctness-seed"
 
 # --- collection: which drivers, which vectors, how many cases -------------------------------
 
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     state = fixtures.hwcrypto_state(metafunc.config)
     targets = correctness_targets(state)
     if "known_answer" in metafunc.fixturenames:
-        pairs = [(target, vector) for target in targets
-                 for vector in vectors.known_answers(target.algorithm)]
-        metafunc.parametrize(("target", "known_answer"), pairs,
-                             ids=[f"{t.id}:{v.source}#{v.position}" for t, v in pairs])
+        pairs = [
+            (target, vector)
+            for target in targets
+            for vector in vectors.known_answers(target.algorithm)
+        ]
+        metafunc.parametrize(
+            ("target", "known_answer"),
+            pairs,
+            ids=[f"{t.id}:{v.source}#{v.position}" for t, v in pairs],
+        )
     if "case_index" in metafunc.fixturenames:
         count = int(state.value("fuzz_iterations"))
         cases = [(target, index) for target in targets for index in range(count)]
-        metafunc.parametrize(("target", "case_index"), cases,
-                             ids=[f"{t.id}:fuzz#{i}" for t, i in cases])
+        metafunc.parametrize(
+            ("target", "case_index"), cases, ids=[f"{t.id}:fuzz#{i}" for t, i in cases]
+        )
 
 
 def correctness_targets(state: HwcryptoSession) -> list[Target]:
@@ -84,8 +92,12 @@ def discover_targets(timeout: float) -> list[Target]:
     if not fixtures.PROC_CRYPTO.exists():
         return []
     pinned = instantiate_templates(timeout) if _afalg_present() else {}
-    return differential.select_targets(registered_now(), pinned, vectors.CORE_ALGORITHMS,
-                                       lambda driver: classify_driver(driver, ""))
+    return differential.select_targets(
+        registered_now(),
+        pinned,
+        vectors.CORE_ALGORITHMS,
+        lambda driver: classify_driver(driver, ""),
+    )
 
 
 def instantiate_templates(timeout: float) -> dict[str, set[str]]:
@@ -130,15 +142,19 @@ def _bind(algorithm: str, name: str, timeout: float) -> bool:
 
 # --- fixtures -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
-def correctness_seed(hwcrypto_session: HwcryptoSession,
-                     pytestconfig: pytest.Config,
-                     record_testsuite_property: Callable[[str, object], None]) -> SessionSeed:
+def correctness_seed(
+    hwcrypto_session: HwcryptoSession,
+    pytestconfig: pytest.Config,
+    record_testsuite_property: Callable[[str, object], None],
+) -> SessionSeed:
     """The run's seed: --hwcrypto-seed, else shared by all xdist workers, else random."""
     if SEED_KEY not in hwcrypto_session.cache:
         workerinput = getattr(pytestconfig, "workerinput", None)
         hwcrypto_session.cache[SEED_KEY] = differential.session_seed(
-            hwcrypto_session.value("seed"), differential.shared_run_id(workerinput))
+            hwcrypto_session.value("seed"), differential.shared_run_id(workerinput)
+        )
     seed: SessionSeed = hwcrypto_session.cache[SEED_KEY]
     record_testsuite_property("hwcrypto.correctness.seed", seed.value)
     return seed
@@ -146,8 +162,13 @@ def correctness_seed(hwcrypto_session: HwcryptoSession,
 
 # --- known answers --------------------------------------------------------------------------
 
-def test_known_answer(target: Target, known_answer: Vector, hwcrypto_afalg: fixtures.AfAlg,
-                      hwcrypto_results: ResultsRecorder) -> None:
+
+def test_known_answer(
+    target: Target,
+    known_answer: Vector,
+    hwcrypto_afalg: fixtures.AfAlg,
+    hwcrypto_results: ResultsRecorder,
+) -> None:
     """The driver reproduces a published vector."""
     subject = f"{target.driver} fails {known_answer.label} ({known_answer.direction})"
     with driver_trouble_fails(target, subject, hwcrypto_results, vector_details(known_answer)):
@@ -159,8 +180,9 @@ def test_known_answer(target: Target, known_answer: Vector, hwcrypto_afalg: fixt
             check_digest_vector(hwcrypto_afalg, target, known_answer, subject)
 
 
-def check_cipher_vector(engine: fixtures.AfAlg, target: Target, vector: CipherVector,
-                        subject: str) -> None:
+def check_cipher_vector(
+    engine: fixtures.AfAlg, target: Target, vector: CipherVector, subject: str
+) -> None:
     iv = vector.iv or None  # ECB has no IV
     with engine.skcipher(target.driver, vector.key) as session:
         if vector.encrypt:
@@ -170,8 +192,9 @@ def check_cipher_vector(engine: fixtures.AfAlg, target: Target, vector: CipherVe
     fail_on_mismatch(subject, want, got, vector_details(vector))
 
 
-def check_aead_vector(engine: fixtures.AfAlg, target: Target, vector: AeadVector,
-                      subject: str) -> None:
+def check_aead_vector(
+    engine: fixtures.AfAlg, target: Target, vector: AeadVector, subject: str
+) -> None:
     with engine.aead(target.driver, vector.key, len(vector.tag)) as session:
         if vector.encrypt:
             got = session.encrypt(vector.plaintext, vector.iv, vector.aad)
@@ -179,15 +202,22 @@ def check_aead_vector(engine: fixtures.AfAlg, target: Target, vector: AeadVector
             return
         sealed = vector.ciphertext + vector.tag
         if not vector.authentic:
-            expect_rejection(session, sealed, vector.iv, vector.aad,
-                             f"{subject}: accepted a forged tag", vector_details(vector))
+            expect_rejection(
+                session,
+                sealed,
+                vector.iv,
+                vector.aad,
+                f"{subject}: accepted a forged tag",
+                vector_details(vector),
+            )
             return
         got = session.decrypt(sealed, vector.iv, vector.aad)
     fail_on_mismatch(subject, vector.plaintext, got, vector_details(vector))
 
 
-def check_digest_vector(engine: fixtures.AfAlg, target: Target, vector: DigestVector,
-                        subject: str) -> None:
+def check_digest_vector(
+    engine: fixtures.AfAlg, target: Target, vector: DigestVector, subject: str
+) -> None:
     with engine.hash(target.driver, vector.key) as session:
         got = session.digest(vector.message)
     fail_on_mismatch(subject, vector.digest, got, vector_details(vector))
@@ -213,6 +243,7 @@ def vector_details(vector: Vector) -> str:
 
 # --- differential cases ---------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=256)
 def case_and_expected(algorithm: str, index: int, seed: int) -> tuple[DifferentialCase, bytes]:
     """The case and OpenSSL's answer, shared by every driver of the algorithm."""
@@ -227,9 +258,14 @@ def correctness_reference(target: Target, hwcrypto_session: HwcryptoSession) -> 
     return differential.reference_driver(correctness_targets(hwcrypto_session), target.algorithm)
 
 
-def test_differential(target: Target, case_index: int, hwcrypto_afalg: fixtures.AfAlg,
-                      hwcrypto_results: ResultsRecorder, correctness_seed: SessionSeed,
-                      correctness_reference: Target | None) -> None:
+def test_differential(
+    target: Target,
+    case_index: int,
+    hwcrypto_afalg: fixtures.AfAlg,
+    hwcrypto_results: ResultsRecorder,
+    correctness_seed: SessionSeed,
+    correctness_reference: Target | None,
+) -> None:
     """The driver agrees with OpenSSL on a seeded random case, every way it is submitted.
 
     Agreeing with the generic driver follows: the generic driver's own tests hold it to the
@@ -239,8 +275,14 @@ def test_differential(target: Target, case_index: int, hwcrypto_afalg: fixtures.
     fails its own tests instead of every driver compared with it.
     """
     case, expected = case_and_expected(target.algorithm, case_index, correctness_seed.value)
-    run = CaseRun(hwcrypto_afalg, target, case, expected, correctness_reference,
-                  f"{case.describe()}; {correctness_seed.rerun_hint()}")
+    run = CaseRun(
+        hwcrypto_afalg,
+        target,
+        case,
+        expected,
+        correctness_reference,
+        f"{case.describe()}; {correctness_seed.rerun_hint()}",
+    )
     with driver_trouble_fails(target, run.subject, hwcrypto_results, run.details):
         if target.kind == SKCIPHER:
             run_skcipher_case(run)
@@ -253,8 +295,15 @@ def test_differential(target: Target, case_index: int, hwcrypto_afalg: fixtures.
 class CaseRun:
     """One differential case on one driver: its inputs, OpenSSL's answer, how to report."""
 
-    def __init__(self, engine: fixtures.AfAlg, target: Target, case: DifferentialCase,
-                 expected: bytes, reference: Target | None, details: str) -> None:
+    def __init__(
+        self,
+        engine: fixtures.AfAlg,
+        target: Target,
+        case: DifferentialCase,
+        expected: bytes,
+        reference: Target | None,
+        details: str,
+    ) -> None:
         self.engine, self.target, self.case = engine, target, case
         self.expected, self.reference, self.details = expected, reference, details
         self.subject = f"{target.driver} fails {differential.case_id(target.algorithm, case.index)}"
@@ -263,8 +312,7 @@ class CaseRun:
         """Fail naming the driver, the check and the first differing byte."""
         message = mismatch_message(f"{self.subject}: {what}", want, got)
         if message is not None:
-            pytest.fail(f"{message}\n  {self.details}{self.second_opinion(got)}",
-                        pytrace=False)
+            pytest.fail(f"{message}\n  {self.details}{self.second_opinion(got)}", pytrace=False)
 
     def second_opinion(self, got: bytes) -> str:
         """What the generic driver answers for the same one-shot request."""
@@ -278,8 +326,10 @@ class CaseRun:
         if generic == self.expected:
             verdict = "agrees with OpenSSL: this driver is wrong"
         elif generic == got:
-            verdict = ("gives the same bytes as this driver: the kernel and OpenSSL "
-                       "disagree, not this driver and the generic code")
+            verdict = (
+                "gives the same bytes as this driver: the kernel and OpenSSL "
+                "disagree, not this driver and the generic code"
+            )
         else:
             verdict = "disagrees with both OpenSSL and this driver"
         return f"\n  generic driver {reference.driver} {verdict}"
@@ -292,8 +342,7 @@ def run_skcipher_case(run: CaseRun) -> None:
         run.check("encrypt vs OpenSSL", run.expected, got)
         chunked = session.encrypt(case.data, iv, chunks=case.chunks[:-1])
         run.check(f"encrypt in chunks {_chunks(case)} vs OpenSSL", run.expected, chunked)
-        back = session.decrypt(misaligned(run.expected, case.misalign), iv,
-                               chunks=case.chunks[:-1])
+        back = session.decrypt(misaligned(run.expected, case.misalign), iv, chunks=case.chunks[:-1])
         run.check("decrypt(encrypt(x)) != x", case.data, back)
 
 
@@ -306,8 +355,14 @@ def run_aead_case(run: CaseRun) -> None:
         run.check("decrypt(encrypt(x)) != x", case.data, back)
         # A bit of the tag: bit numbers count from the end of ciphertext || tag.
         forged = differential.flip_bit(run.expected, case.seed % (8 * case.authsize))
-        expect_rejection(session, forged, case.iv, case.aad,
-                         f"{run.subject}: accepted a tag with one bit flipped", run.details)
+        expect_rejection(
+            session,
+            forged,
+            case.iv,
+            case.aad,
+            f"{run.subject}: accepted a tag with one bit flipped",
+            run.details,
+        )
 
 
 def run_hash_case(run: CaseRun) -> None:
@@ -348,32 +403,38 @@ def _chunks(case: DifferentialCase) -> str:
 
 # --- turning outcomes into verdicts ---------------------------------------------------------
 
+
 def fail_on_mismatch(subject: str, expected: bytes, got: bytes, details: str) -> None:
     message = mismatch_message(subject, expected, got)
     if message is not None:
         pytest.fail(f"{message}\n  {details}", pytrace=False)
 
 
-def expect_rejection(session: afalg.AeadSession, sealed: bytes, iv: bytes, aad: bytes,
-                     subject: str, details: str) -> None:
+def expect_rejection(
+    session: afalg.AeadSession, sealed: bytes, iv: bytes, aad: bytes, subject: str, details: str
+) -> None:
     """Decryption must fail with EBADMSG and hand out no plaintext."""
     try:
         plaintext = session.decrypt(sealed, iv, aad)
     except afalg.AuthenticationFailed:
         return
-    pytest.fail(f"{subject} (returned {len(plaintext)} bytes of plaintext instead of "
-                f"EBADMSG)\n  {details}", pytrace=False)
+    pytest.fail(
+        f"{subject} (returned {len(plaintext)} bytes of plaintext instead of EBADMSG)\n  {details}",
+        pytrace=False,
+    )
 
 
 @contextmanager
-def driver_trouble_fails(target: Target, subject: str, results: ResultsRecorder,
-                         details: str) -> Iterator[None]:
+def driver_trouble_fails(
+    target: Target, subject: str, results: ResultsRecorder, details: str
+) -> Iterator[None]:
     """Engine errors become a failure (or skip) that says what the driver did, no traceback."""
     try:
         yield
     except afalg.AfAlgMasked as error:
-        results.add_finding(afalg.FINDING_AFALG_MASKED, target.algorithm, str(error),
-                            driver=target.driver)
+        results.add_finding(
+            afalg.FINDING_AFALG_MASKED, target.algorithm, str(error), driver=target.driver
+        )
         pytest.skip(f"{target.driver}: {error}")
     except (afalg.AfAlgUnavailable, afalg.SelfTestFailed) as error:
         pytest.skip(f"{target.driver}: {error} (the inventory suite reports this)")

@@ -228,8 +228,9 @@ def afalg_available(
     if available:
         _known_available.add(alg_type)
         return True, f"AF_ALG {alg_type} is available"
-    return False, unavailable_message(alg_type, _with_registered_hint(alg_type, detail,
-                                                                        proc_crypto_path))
+    return False, unavailable_message(
+        alg_type, _with_registered_hint(alg_type, detail, proc_crypto_path)
+    )
 
 
 def _probe(alg_type: str, timeout: float) -> tuple[bool, str]:
@@ -370,15 +371,20 @@ def explain_bind_error(
 ) -> AfAlgError:
     """Turn a failed bind into the error that says why (pure: tests inject errno and text)."""
     if err == errno.EAFNOSUPPORT or (err == errno.ENOENT and not availability[0]):
-        return AfAlgUnavailable(availability[1] if not availability[0]
-                                else unavailable_message(alg_type, "no AF_ALG address family"),
-                                alg=alg, alg_type=alg_type)
+        return AfAlgUnavailable(
+            availability[1]
+            if not availability[0]
+            else unavailable_message(alg_type, "no AF_ALG address family"),
+            alg=alg,
+            alg_type=alg_type,
+        )
     listed = _matches(registered, alg)
     if not listed:
         return DriverNotRegistered(
             f"driver {alg} is not registered: /proc/crypto has no {alg_type} algorithm or "
             "driver of that name (bind by a name or an exact driver string it lists)",
-            alg=alg, alg_type=alg_type,
+            alg=alg,
+            alg_type=alg_type,
         )
     usable = _of_type(listed, alg_type)
     if not usable:
@@ -390,7 +396,10 @@ def explain_bind_error(
     return BindRefused(
         f"binding {alg_type} {alg} failed with {_errno_name(err)} although /proc/crypto lists "
         f"{_drivers_text(usable)}",
-        err=err or 0, alg=alg, driver=usable[0].driver, alg_type=alg_type,
+        err=err or 0,
+        alg=alg,
+        driver=usable[0].driver,
+        alg_type=alg_type,
     )
 
 
@@ -398,9 +407,10 @@ def _type_mismatch(alg: str, alg_type: str, listed: Sequence[CryptoAlg]) -> AlgT
     types = sorted({entry.type or "?" for entry in listed})
     hint = " (wrap a bare cipher in a mode, e.g. cbc(aes))" if "cipher" in types else ""
     return AlgTypeMismatch(
-        f"{alg} is registered as type {'/'.join(types)}, which AF_ALG {alg_type} cannot "
-        f"bind{hint}",
-        alg=alg, driver=listed[0].driver, alg_type=alg_type,
+        f"{alg} is registered as type {'/'.join(types)}, which AF_ALG {alg_type} cannot bind{hint}",
+        alg=alg,
+        driver=listed[0].driver,
+        alg_type=alg_type,
     )
 
 
@@ -409,7 +419,9 @@ def _selftest_failed(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> Se
     return SelfTestFailed(
         f"the kernel refuses {alg} (ELIBBAD): driver {failed[0].driver} did not pass its "
         "self-test (selftest: unknown in /proc/crypto; see dmesg for 'alg: ... failed')",
-        alg=alg, driver=failed[0].driver, alg_type=alg_type,
+        alg=alg,
+        driver=failed[0].driver,
+        alg_type=alg_type,
     )
 
 
@@ -418,7 +430,9 @@ def _masked(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> AfAlgMasked
         return AfAlgMasked(
             f"{alg} is an internal helper (internal: yes in /proc/crypto), never reachable "
             "from AF_ALG: bind the driver that wraps it",
-            alg=alg, driver=usable[0].driver, alg_type=alg_type,
+            alg=alg,
+            driver=usable[0].driver,
+            alg_type=alg_type,
         )
     if all(entry.is_async is False or entry.type in _SYNCHRONOUS_TYPES for entry in usable):
         # Nothing off-CPU here, so the mask does not explain it; FIPS mode can.
@@ -426,14 +440,18 @@ def _masked(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> AfAlgMasked
             f"{alg_type} {alg} is registered ({_drivers_text(usable)}) and synchronous, yet "
             "AF_ALG refuses it (ENOENT): in FIPS mode (/proc/sys/crypto/fips_enabled) the "
             "kernel hands out only FIPS-allowed algorithms",
-            alg=alg, driver=usable[0].driver, alg_type=alg_type,
+            alg=alg,
+            driver=usable[0].driver,
+            alg_type=alg_type,
         )
     driver = next((entry.driver for entry in usable if entry.is_async), usable[0].driver)
     return AfAlgMasked(
         f"{alg_type} {alg} is registered ({_drivers_text(usable)}) but AF_ALG refuses it: "
         f"off-CPU (async/offload) implementations are masked from AF_ALG since crypto commit "
         f"{MASKING_COMMIT}; measure this driver through dm-crypt or tcrypt instead",
-        alg=alg, driver=driver, alg_type=alg_type,
+        alg=alg,
+        driver=driver,
+        alg_type=alg_type,
     )
 
 
@@ -442,7 +460,11 @@ def _drivers_text(entries: Sequence[CryptoAlg]) -> str:
 
 
 def explain_key_error(
-    alg: str, alg_type: str, driver: str | None, key_length: int, err: int | None,
+    alg: str,
+    alg_type: str,
+    driver: str | None,
+    key_length: int,
+    err: int | None,
     entry: CryptoAlg | None,
 ) -> AfAlgError:
     """A rejected ALG_SET_KEY: name the length and the driver's advertised range."""
@@ -450,13 +472,27 @@ def explain_key_error(
     if err != errno.EINVAL:
         return OperationFailed(
             f"{where}: setting a {key_length}-byte key failed with {_errno_name(err)}",
-            op="setkey", err=err, alg=alg, driver=driver, alg_type=alg_type,
+            op="setkey",
+            err=err,
+            alg=alg,
+            driver=driver,
+            alg_type=alg_type,
         )
     if alg_type == RNG:
-        return BadKeyLength(_seed_message(where, key_length, entry),
-                            key_length=key_length, alg=alg, driver=driver, alg_type=alg_type)
-    return BadKeyLength(_key_message(where, key_length, entry),
-                        key_length=key_length, alg=alg, driver=driver, alg_type=alg_type)
+        return BadKeyLength(
+            _seed_message(where, key_length, entry),
+            key_length=key_length,
+            alg=alg,
+            driver=driver,
+            alg_type=alg_type,
+        )
+    return BadKeyLength(
+        _key_message(where, key_length, entry),
+        key_length=key_length,
+        alg=alg,
+        driver=driver,
+        alg_type=alg_type,
+    )
 
 
 def _key_message(where: str, key_length: int, entry: CryptoAlg | None) -> str:
@@ -480,26 +516,41 @@ def _seed_message(where: str, seed_length: int, entry: CryptoAlg | None) -> str:
 
 
 def explain_op_error(
-    alg: str, alg_type: str, driver: str | None, op: str, err: int | None,
-    entry: CryptoAlg | None, data_length: int | None = None, iv_length: int | None = None,
+    alg: str,
+    alg_type: str,
+    driver: str | None,
+    op: str,
+    err: int | None,
+    entry: CryptoAlg | None,
+    data_length: int | None = None,
+    iv_length: int | None = None,
 ) -> AfAlgError:
     """A failed operation: EBADMSG is an authentication failure, the rest gets a hint."""
     where = _where(alg, driver)
     if err == errno.EBADMSG and alg_type == AEAD:
         return AuthenticationFailed(
             f"{where}: {op} found a wrong authentication tag (EBADMSG); no plaintext returned",
-            alg=alg, driver=driver, alg_type=alg_type,
+            alg=alg,
+            driver=driver,
+            alg_type=alg_type,
         )
     hint = _op_hint(alg_type, err, entry, data_length, iv_length)
     return OperationFailed(
         f"{where}: {op} failed with {_errno_name(err)}{hint}",
-        op=op, err=err, alg=alg, driver=driver, alg_type=alg_type,
+        op=op,
+        err=err,
+        alg=alg,
+        driver=driver,
+        alg_type=alg_type,
     )
 
 
 def _op_hint(
-    alg_type: str, err: int | None, entry: CryptoAlg | None,
-    data_length: int | None, iv_length: int | None,
+    alg_type: str,
+    err: int | None,
+    entry: CryptoAlg | None,
+    data_length: int | None,
+    iv_length: int | None,
 ) -> str:
     if err == errno.ENOKEY:
         return ": this algorithm needs a key (pass key=...)"
@@ -507,12 +558,16 @@ def _op_hint(
         size = f"{data_length} bytes" if data_length is not None else "the request"
         # A send stops short when the send buffer (raised only up to net.core.wmem_max
         # unless root) or the socket's option memory (its scatterlists) runs out.
-        return (f": {size} do not fit AF_ALG's socket buffers or option memory "
-                f"(net.core.optmem_max = {_optmem_max()}); use smaller requests")
+        return (
+            f": {size} do not fit AF_ALG's socket buffers or option memory "
+            f"(net.core.optmem_max = {_optmem_max()}); use smaller requests"
+        )
     if err == errno.ENOMEM and data_length and data_length > _LARGE_REQUEST:
         # af_alg allocates its scatterlists from the socket's option memory.
-        return (f": {data_length} bytes exceed AF_ALG's per-socket memory "
-                f"(net.core.optmem_max = {_optmem_max()}); use smaller requests")
+        return (
+            f": {data_length} bytes exceed AF_ALG's per-socket memory "
+            f"(net.core.optmem_max = {_optmem_max()}); use smaller requests"
+        )
     if err != errno.EINVAL or entry is None:
         return ""
     if iv_length is not None and entry.ivsize is not None and iv_length != entry.ivsize:
@@ -637,8 +692,9 @@ class _Control:
         return messages
 
 
-def _send(sock: socket.socket, deadline: float, data: memoryview, control: _Control | None,
-          flags: int) -> None:
+def _send(
+    sock: socket.socket, deadline: float, data: memoryview, control: _Control | None, flags: int
+) -> None:
     """One sendmsg that must take all of ``data`` (buffers were sized for it beforehand)."""
     while True:
         try:
@@ -653,16 +709,18 @@ def _send(sock: socket.socket, deadline: float, data: memoryview, control: _Cont
         raise OSError(errno.EMSGSIZE, f"kernel took {sent} of {len(data)} bytes")
 
 
-def _submit(sock: socket.socket, deadline: float, pieces: Sequence[memoryview],
-            control: _Control | None) -> None:
+def _submit(
+    sock: socket.socket, deadline: float, pieces: Sequence[memoryview], control: _Control | None
+) -> None:
     """Send pieces, all but the last with MSG_MORE; the first carries the control message."""
     for index, piece in enumerate(pieces):
         flags = socket.MSG_MORE if index < len(pieces) - 1 else 0
         _send(sock, deadline, piece, control if index == 0 else None, flags)
 
 
-def _recv_once(sock: socket.socket, deadline: float, out: memoryview,
-               may_be_empty: bool = False) -> int:
+def _recv_once(
+    sock: socket.socket, deadline: float, out: memoryview, may_be_empty: bool = False
+) -> int:
     """One read into ``out`` (waiting, up to the deadline, while the kernel has nothing).
 
     ``may_be_empty``: the request legitimately produces no bytes (an AEAD decrypt of a
@@ -692,10 +750,11 @@ def _split(data: bytes, chunks: Sequence[int] | None) -> list[memoryview]:
     lengths = list(chunks or [])
     if any(length < 0 for length in lengths) or sum(lengths) > len(view):
         raise ValueError(
-            f"chunks {lengths} must be non-negative and sum to at most {len(view)} bytes")
+            f"chunks {lengths} must be non-negative and sum to at most {len(view)} bytes"
+        )
     pieces, start = [], 0
     for length in lengths:
-        pieces.append(view[start:start + length])
+        pieces.append(view[start : start + length])
         start += length
     pieces.append(view[start:])
     return pieces
@@ -708,8 +767,7 @@ def _fit_buffers(sock: socket.socket, nbytes: int) -> None:
     SO_SNDBUF is capped by net.core.wmem_max; as root the FORCE variants pass that cap.
     """
     wanted = nbytes + 4 * _PAGE
-    for plain, forced in ((socket.SO_SNDBUF, _SO_SNDBUFFORCE),
-                          (socket.SO_RCVBUF, _SO_RCVBUFFORCE)):
+    for plain, forced in ((socket.SO_SNDBUF, _SO_SNDBUFFORCE), (socket.SO_RCVBUF, _SO_RCVBUFFORCE)):
         if sock.getsockopt(socket.SOL_SOCKET, plain) >= wanted:
             continue
         # The kernel doubles the value it is given (bookkeeping overhead): ample room.
@@ -815,8 +873,9 @@ class AfAlgSession:
     def _bind_error(self, err: int | None, registered: Sequence[CryptoAlg]) -> AfAlgError:
         availability = (True, "")
         if err in (errno.ENOENT, errno.EAFNOSUPPORT):
-            availability = afalg_available(self.alg_type, proc_crypto_path=self.proc_crypto_path,
-                                           timeout=self.timeout)
+            availability = afalg_available(
+                self.alg_type, proc_crypto_path=self.proc_crypto_path, timeout=self.timeout
+            )
         return explain_bind_error(self.alg, self.alg_type, err, registered, availability)
 
     def _identify_driver(self, before: Sequence[CryptoAlg]) -> None:
@@ -832,15 +891,20 @@ class AfAlgSession:
         try:
             self._guard("setkey", lambda: tfm.setsockopt(socket.SOL_ALG, socket.ALG_SET_KEY, key))
         except OSError as exc:
-            raise explain_key_error(self.alg, self.alg_type, self.driver, len(key), exc.errno,
-                                    self.registration) from None
+            raise explain_key_error(
+                self.alg, self.alg_type, self.driver, len(key), exc.errno, self.registration
+            ) from None
 
     # running kernel calls
 
     def _bound_socket(self) -> socket.socket:
         if self._tfm is None:
-            raise AfAlgError(f"{self._where()}: session is closed", alg=self.alg,
-                             driver=self.driver, alg_type=self.alg_type)
+            raise AfAlgError(
+                f"{self._where()}: session is closed",
+                alg=self.alg,
+                driver=self.driver,
+                alg_type=self.alg_type,
+            )
         return self._tfm
 
     def _accept(self) -> socket.socket:
@@ -858,8 +922,14 @@ class AfAlgSession:
         if op_sock is self._loop_sock:
             self._loop_sock = None
 
-    def _guard(self, op: str, work: Callable[[], _T],
-               progress: Callable[[], int] | None = None, *, isolate: bool | None = None) -> _T:
+    def _guard(
+        self,
+        op: str,
+        work: Callable[[], _T],
+        progress: Callable[[], int] | None = None,
+        *,
+        isolate: bool | None = None,
+    ) -> _T:
         """Run one kernel call (or loop) under the session timeout.
 
         ``isolate`` runs it in a watched worker thread; by default only where the driver
@@ -869,8 +939,13 @@ class AfAlgSession:
         if self._broken:
             raise OperationFailed(
                 f"{self._where()}: session unusable since its {self._broken} timed out; "
-                "open a new one", op=op, err=None, alg=self.alg, driver=self.driver,
-                alg_type=self.alg_type)
+                "open a new one",
+                op=op,
+                err=None,
+                alg=self.alg,
+                driver=self.driver,
+                alg_type=self.alg_type,
+            )
         if isolate is None:
             isolate = self._may_sleep_in_driver
         try:
@@ -881,9 +956,15 @@ class AfAlgSession:
                 self._broken = op
             raise OperationTimeout(
                 f"{self._where()}: {op} did not complete within {self.timeout:g} s; "
-                + ("the driver may be hung (its thread is left stuck in the kernel)"
-                   if hung.stuck else "the kernel never produced the result"),
-                op=op, timeout=self.timeout, alg=self.alg, driver=self.driver,
+                + (
+                    "the driver may be hung (its thread is left stuck in the kernel)"
+                    if hung.stuck
+                    else "the kernel never produced the result"
+                ),
+                op=op,
+                timeout=self.timeout,
+                alg=self.alg,
+                driver=self.driver,
                 alg_type=self.alg_type,
             ) from None
 
@@ -902,8 +983,13 @@ class AfAlgSession:
             return False
         return entry.is_async is not False
 
-    def _run_op(self, op: str, work: Callable[[socket.socket, float], _T],
-                data_length: int | None = None, iv_length: int | None = None) -> _T:
+    def _run_op(
+        self,
+        op: str,
+        work: Callable[[socket.socket, float], _T],
+        data_length: int | None = None,
+        iv_length: int | None = None,
+    ) -> _T:
         """One operation on a fresh op socket, so no state leaks between operations."""
         try:
             op_sock = self._accept()
@@ -914,10 +1000,19 @@ class AfAlgSession:
         except OSError as exc:
             raise self._op_error(op, exc, data_length, iv_length) from None
 
-    def _op_error(self, op: str, exc: OSError, data_length: int | None = None,
-                  iv_length: int | None = None) -> AfAlgError:
-        return explain_op_error(self.alg, self.alg_type, self.driver, op, exc.errno,
-                                self.registration, data_length, iv_length)
+    def _op_error(
+        self, op: str, exc: OSError, data_length: int | None = None, iv_length: int | None = None
+    ) -> AfAlgError:
+        return explain_op_error(
+            self.alg,
+            self.alg_type,
+            self.driver,
+            op,
+            exc.errno,
+            self.registration,
+            data_length,
+            iv_length,
+        )
 
     # the timing fast path
 
@@ -928,8 +1023,13 @@ class AfAlgSession:
         _fit_buffers(self._loop_sock, block_size)
         return self._loop_sock
 
-    def _run_loop(self, op: str, work: Callable[[list[int]], None], data_length: int,
-                  iv_length: int | None = None) -> None:
+    def _run_loop(
+        self,
+        op: str,
+        work: Callable[[list[int]], None],
+        data_length: int,
+        iv_length: int | None = None,
+    ) -> None:
         """Run a timing loop that counts its rounds in ``progress[0]``.
 
         The deadline applies per round: the loop may take as long as it needs while rounds
@@ -959,18 +1059,19 @@ class SkcipherSession(AfAlgSession):
 
     alg_type = SKCIPHER
 
-    def encrypt(self, data: bytes, iv: bytes | None = None, *,
-                chunks: Sequence[int] | None = None) -> bytes:
+    def encrypt(
+        self, data: bytes, iv: bytes | None = None, *, chunks: Sequence[int] | None = None
+    ) -> bytes:
         """Encrypt ``data`` in one request; ``chunks`` sends it in pieces with MSG_MORE."""
         return self._crypt(ENCRYPT, data, iv, chunks)
 
-    def decrypt(self, data: bytes, iv: bytes | None = None, *,
-                chunks: Sequence[int] | None = None) -> bytes:
+    def decrypt(
+        self, data: bytes, iv: bytes | None = None, *, chunks: Sequence[int] | None = None
+    ) -> bytes:
         """Decrypt ``data`` in one request; ``chunks`` as for :meth:`encrypt`."""
         return self._crypt(DECRYPT, data, iv, chunks)
 
-    def _crypt(self, op: str, data: bytes, iv: bytes | None,
-               chunks: Sequence[int] | None) -> bytes:
+    def _crypt(self, op: str, data: bytes, iv: bytes | None, chunks: Sequence[int] | None) -> bytes:
         pieces = _split(data, chunks)
         total = sum(len(piece) for piece in pieces)
         control = _Control(_opcode(op), None if iv is None else bytes(iv))
@@ -1018,38 +1119,56 @@ class AeadSession(AfAlgSession):
 
     alg_type = AEAD
 
-    def __init__(self, alg: str, *, authsize: int, timeout: float,
-                 proc_crypto_path: Path) -> None:
+    def __init__(self, alg: str, *, authsize: int, timeout: float, proc_crypto_path: Path) -> None:
         super().__init__(alg, timeout=timeout, proc_crypto_path=proc_crypto_path)
         self.authsize = authsize
 
     def _set_authsize(self) -> None:
         tfm = self._bound_socket()
         try:
-            self._guard("setauthsize", lambda: tfm.setsockopt(
-                socket.SOL_ALG, socket.ALG_SET_AEAD_AUTHSIZE, None, self.authsize))
+            self._guard(
+                "setauthsize",
+                lambda: tfm.setsockopt(
+                    socket.SOL_ALG, socket.ALG_SET_AEAD_AUTHSIZE, None, self.authsize
+                ),
+            )
         except OSError as exc:
             most = self.registration.maxauthsize if self.registration else None
             limit = f"; maxauthsize is {most}" if most is not None else ""
             raise BadAuthSize(
                 f"{self._where()}: tag length {self.authsize} rejected with "
                 f"{_errno_name(exc.errno)}{limit}",
-                alg=self.alg, driver=self.driver, alg_type=self.alg_type) from None
+                alg=self.alg,
+                driver=self.driver,
+                alg_type=self.alg_type,
+            ) from None
 
     def encrypt(self, plaintext: bytes, iv: bytes, aad: bytes = b"") -> bytes:
         """Ciphertext followed by the tag."""
-        out = self._aead(ENCRYPT, bytes(aad) + bytes(plaintext), iv, len(aad),
-                         len(aad) + len(plaintext) + self.authsize)
-        return out[len(aad):]
+        out = self._aead(
+            ENCRYPT,
+            bytes(aad) + bytes(plaintext),
+            iv,
+            len(aad),
+            len(aad) + len(plaintext) + self.authsize,
+        )
+        return out[len(aad) :]
 
     def decrypt(self, ciphertext_with_tag: bytes, iv: bytes, aad: bytes = b"") -> bytes:
         """The plaintext; :class:`AuthenticationFailed` when the tag does not match."""
         if len(ciphertext_with_tag) < self.authsize:
-            raise ValueError(f"ciphertext of {len(ciphertext_with_tag)} bytes is shorter than "
-                             f"the {self.authsize}-byte tag")
-        out = self._aead(DECRYPT, bytes(aad) + bytes(ciphertext_with_tag), iv, len(aad),
-                         len(aad) + len(ciphertext_with_tag) - self.authsize)
-        return out[len(aad):]
+            raise ValueError(
+                f"ciphertext of {len(ciphertext_with_tag)} bytes is shorter than "
+                f"the {self.authsize}-byte tag"
+            )
+        out = self._aead(
+            DECRYPT,
+            bytes(aad) + bytes(ciphertext_with_tag),
+            iv,
+            len(aad),
+            len(aad) + len(ciphertext_with_tag) - self.authsize,
+        )
+        return out[len(aad) :]
 
     def _aead(self, op: str, message: bytes, iv: bytes, assoclen: int, out_length: int) -> bytes:
         # The kernel takes AAD || text and gives back AAD || result.
@@ -1140,7 +1259,7 @@ class RngSession(AfAlgSession):
             out = memoryview(bytearray(n))
             got = 0
             while got < n:
-                got += _recv_once(op_sock, deadline, out[got:got + self._READ_SIZE])
+                got += _recv_once(op_sock, deadline, out[got : got + self._READ_SIZE])
             return bytes(out)
 
         return self._run_op("generate", work, n)
@@ -1149,19 +1268,27 @@ class RngSession(AfAlgSession):
 # --- opening ----------------------------------------------------------------------------------
 
 
-def open_skcipher(alg: str, key: bytes, *, timeout: float = DEFAULT_TIMEOUT,
-                  proc_crypto_path: Path = PROC_CRYPTO) -> SkcipherSession:
+def open_skcipher(
+    alg: str, key: bytes, *, timeout: float = DEFAULT_TIMEOUT, proc_crypto_path: Path = PROC_CRYPTO
+) -> SkcipherSession:
     """Bind a symmetric cipher by name or exact driver name and set its key."""
     session = SkcipherSession(alg, timeout=timeout, proc_crypto_path=proc_crypto_path)
     session._open(bytes(key))
     return session
 
 
-def open_aead(alg: str, key: bytes, *, authsize: int, timeout: float = DEFAULT_TIMEOUT,
-              proc_crypto_path: Path = PROC_CRYPTO) -> AeadSession:
+def open_aead(
+    alg: str,
+    key: bytes,
+    *,
+    authsize: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    proc_crypto_path: Path = PROC_CRYPTO,
+) -> AeadSession:
     """Bind an AEAD, set its key and tag length (``authsize`` bytes)."""
-    session = AeadSession(alg, authsize=authsize, timeout=timeout,
-                          proc_crypto_path=proc_crypto_path)
+    session = AeadSession(
+        alg, authsize=authsize, timeout=timeout, proc_crypto_path=proc_crypto_path
+    )
     session._open(bytes(key))
     try:
         session._set_authsize()
@@ -1171,16 +1298,26 @@ def open_aead(alg: str, key: bytes, *, authsize: int, timeout: float = DEFAULT_T
     return session
 
 
-def open_hash(alg: str, key: bytes | None = None, *, timeout: float = DEFAULT_TIMEOUT,
-              proc_crypto_path: Path = PROC_CRYPTO) -> HashSession:
+def open_hash(
+    alg: str,
+    key: bytes | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    proc_crypto_path: Path = PROC_CRYPTO,
+) -> HashSession:
     """Bind a hash; give ``key`` for keyed hashes such as ``hmac(sha256)``."""
     session = HashSession(alg, timeout=timeout, proc_crypto_path=proc_crypto_path)
     session._open(None if key is None else bytes(key))
     return session
 
 
-def open_rng(alg: str, seed: bytes | None = None, *, timeout: float = DEFAULT_TIMEOUT,
-             proc_crypto_path: Path = PROC_CRYPTO) -> RngSession:
+def open_rng(
+    alg: str,
+    seed: bytes | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    proc_crypto_path: Path = PROC_CRYPTO,
+) -> RngSession:
     """Bind an rng and seed it; without ``seed`` the kernel seeds it from its own entropy."""
     session = RngSession(alg, timeout=timeout, proc_crypto_path=proc_crypto_path)
     # An empty seed is a reset from kernel entropy: DRBGs refuse to generate before one.

@@ -44,8 +44,7 @@ SKCIPHER = "skcipher"
 AEAD = "aead"
 HASH = "hash"
 
-LENGTH_CLASSES: tuple[str, ...] = (
-    "0", "1", "block-1", "block+1", "page-1", "page+1", "64KiB+odd")
+LENGTH_CLASSES: tuple[str, ...] = ("0", "1", "block-1", "block+1", "page-1", "page+1", "64KiB+odd")
 RANDOM_LENGTH = "random"
 
 
@@ -80,12 +79,14 @@ class AlgorithmSpec:
 def _aes_mode(mode: Callable[[bytes], modes.Mode] | None) -> CipherFactory:
     def factory(key: bytes, iv: bytes) -> Cipher[Any]:
         return Cipher(algorithms.AES(key), mode(iv) if mode else modes.ECB())
+
     return factory
 
 
 def _des3_mode(mode: Callable[[bytes], modes.Mode] | None) -> CipherFactory:
     def factory(key: bytes, iv: bytes) -> Cipher[Any]:
         return Cipher(_triple_des(key), mode(iv) if mode else modes.ECB())
+
     return factory
 
 
@@ -115,15 +116,29 @@ CIPHERS: dict[str, CipherFactory] = {
 }
 
 HASHES: dict[str, Callable[[], hashes.HashAlgorithm]] = {
-    "sha1": hashes.SHA1, "sha224": hashes.SHA224, "sha256": hashes.SHA256,
-    "sha384": hashes.SHA384, "sha512": hashes.SHA512,
-    "sha3-224": hashes.SHA3_224, "sha3-256": hashes.SHA3_256,
-    "sha3-384": hashes.SHA3_384, "sha3-512": hashes.SHA3_512,
+    "sha1": hashes.SHA1,
+    "sha224": hashes.SHA224,
+    "sha256": hashes.SHA256,
+    "sha384": hashes.SHA384,
+    "sha512": hashes.SHA512,
+    "sha3-224": hashes.SHA3_224,
+    "sha3-256": hashes.SHA3_256,
+    "sha3-384": hashes.SHA3_384,
+    "sha3-512": hashes.SHA3_512,
 }
 
 # pyca leaves block_size None for SHA-3; these are the Keccak rates in bytes.
-HASH_BLOCK_SIZES = {"sha1": 64, "sha224": 64, "sha256": 64, "sha384": 128, "sha512": 128,
-                    "sha3-224": 144, "sha3-256": 136, "sha3-384": 104, "sha3-512": 72}
+HASH_BLOCK_SIZES = {
+    "sha1": 64,
+    "sha224": 64,
+    "sha256": 64,
+    "sha384": 128,
+    "sha512": 128,
+    "sha3-224": 144,
+    "sha3-256": 136,
+    "sha3-384": 104,
+    "sha3-512": 72,
+}
 
 AES_KEYS = (16, 24, 32)
 # Shorter than, equal to and longer than the hash block (longer keys are hashed first).
@@ -137,8 +152,9 @@ def _hash_specs() -> dict[str, AlgorithmSpec]:
         size = factory().digest_size
         specs[name] = AlgorithmSpec(name, HASH, block_size=block, digest_size=size)
         if not name.startswith("sha3-"):
-            specs[f"hmac({name})"] = AlgorithmSpec(f"hmac({name})", HASH, HMAC_KEYS,
-                                                   block_size=block, digest_size=size)
+            specs[f"hmac({name})"] = AlgorithmSpec(
+                f"hmac({name})", HASH, HMAC_KEYS, block_size=block, digest_size=size
+            )
     return specs
 
 
@@ -148,13 +164,15 @@ SPECS: dict[str, AlgorithmSpec] = {
     "ctr(aes)": AlgorithmSpec("ctr(aes)", SKCIPHER, AES_KEYS, 16, 16),
     # XTS takes two AES keys; 1..15 bytes are invalid, 17..31 need ciphertext stealing.
     "xts(aes)": AlgorithmSpec("xts(aes)", SKCIPHER, (32, 64), 16, 16, min_length=16),
-    "gcm(aes)": AlgorithmSpec("gcm(aes)", AEAD, AES_KEYS, 12, 16,
-                              authsizes=(16, 12, 8, 15, 4, 13, 14)),
+    "gcm(aes)": AlgorithmSpec(
+        "gcm(aes)", AEAD, AES_KEYS, 12, 16, authsizes=(16, 12, 8, 15, 4, 13, 14)
+    ),
     "ecb(des3_ede)": AlgorithmSpec("ecb(des3_ede)", SKCIPHER, (24,), 0, 8, 8),
     "cbc(des3_ede)": AlgorithmSpec("cbc(des3_ede)", SKCIPHER, (24,), 8, 8, 8),
     "chacha20": AlgorithmSpec("chacha20", SKCIPHER, (32,), 16, 64),
-    "rfc7539(chacha20,poly1305)": AlgorithmSpec("rfc7539(chacha20,poly1305)", AEAD, (32,), 12,
-                                                64, authsizes=(16,)),
+    "rfc7539(chacha20,poly1305)": AlgorithmSpec(
+        "rfc7539(chacha20,poly1305)", AEAD, (32,), 12, 64, authsizes=(16,)
+    ),
     "cmac(aes)": AlgorithmSpec("cmac(aes)", HASH, AES_KEYS, block_size=16, digest_size=16),
     **_hash_specs(),
 }
@@ -166,8 +184,9 @@ def encrypt_reference(spec: AlgorithmSpec, key: bytes, iv: bytes, data: bytes) -
     return encryptor.update(data) + encryptor.finalize()
 
 
-def seal_reference(spec: AlgorithmSpec, key: bytes, iv: bytes, aad: bytes, plaintext: bytes,
-                   authsize: int) -> bytes:
+def seal_reference(
+    spec: AlgorithmSpec, key: bytes, iv: bytes, aad: bytes, plaintext: bytes, authsize: int
+) -> bytes:
     """Ciphertext then tag, as the kernel's AEAD returns it; a short tag is a prefix."""
     if spec.name == "gcm(aes)":
         sealed = AESGCM(key).encrypt(iv, plaintext, aad)
@@ -193,6 +212,7 @@ def digest_reference(spec: AlgorithmSpec, key: bytes | None, message: bytes) -> 
 
 # --- seeds ----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SessionSeed:
     value: int
@@ -208,8 +228,11 @@ def seed_from_text(text: str) -> int:
     return int.from_bytes(digest[:8], "big") % (1 << SEED_BITS)
 
 
-def session_seed(configured: int | None, shared_run_id: str | None,
-                 fresh: Callable[[], int] = lambda: secrets.randbits(SEED_BITS)) -> SessionSeed:
+def session_seed(
+    configured: int | None,
+    shared_run_id: str | None,
+    fresh: Callable[[], int] = lambda: secrets.randbits(SEED_BITS),
+) -> SessionSeed:
     """The run's seed: the configured one, else one every xdist worker derives alike, else new.
 
     pytest-xdist hands each worker the same `testrunuid` (workerinput); deriving from it
@@ -240,6 +263,7 @@ def case_seed(session: int, algorithm: str, index: int) -> int:
 
 # --- cases ----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class DifferentialCase:
     """One seeded input for every driver of an algorithm, and how to submit it."""
@@ -263,17 +287,22 @@ class DifferentialCase:
 
     def describe(self) -> str:
         """Everything needed to reproduce the case by hand (test keys only)."""
-        parts = [f"{case_id(self.algorithm, self.index)} (length class {self.length_class}, "
-                 f"case seed {self.seed}, session seed {self.session_seed})"]
+        parts = [
+            f"{case_id(self.algorithm, self.index)} (length class {self.length_class}, "
+            f"case seed {self.seed}, session seed {self.session_seed})"
+        ]
         if self.key:
             parts.append(f"key ({len(self.key)} bytes) {hex_preview(self.key)}")
         if self.iv:
             parts.append(f"iv {hex_preview(self.iv)}")
         if self.aad or self.authsize:
-            parts.append(f"aad ({len(self.aad)} bytes) {hex_preview(self.aad)}, "
-                         f"authsize {self.authsize}")
-        parts.append(f"length {len(self.data)}, buffers misaligned by {self.misalign}, "
-                     f"chunked as {'+'.join(map(str, self.chunks)) or 'nothing'}")
+            parts.append(
+                f"aad ({len(self.aad)} bytes) {hex_preview(self.aad)}, authsize {self.authsize}"
+            )
+        parts.append(
+            f"length {len(self.data)}, buffers misaligned by {self.misalign}, "
+            f"chunked as {'+'.join(map(str, self.chunks)) or 'nothing'}"
+        )
         return "; ".join(parts)
 
 
@@ -284,8 +313,14 @@ def length_class_of(index: int) -> str:
 def raw_length(spec: AlgorithmSpec, length_class: str, rng: random.Random) -> int:
     """The length a class names before the mode's constraints are applied."""
     block = spec.block_size
-    fixed = {"0": 0, "1": 1, "block-1": block - 1, "block+1": block + 1,
-             "page-1": PAGE - 1, "page+1": PAGE + 1}
+    fixed = {
+        "0": 0,
+        "1": 1,
+        "block-1": block - 1,
+        "block+1": block + 1,
+        "page-1": PAGE - 1,
+        "page+1": PAGE + 1,
+    }
     if length_class in fixed:
         return fixed[length_class]
     if length_class == "64KiB+odd":
@@ -327,7 +362,7 @@ def generate_case(spec: AlgorithmSpec, index: int, session: int) -> Differential
     length_class = length_class_of(index)
     length = spec.fit_length(raw_length(spec, length_class, rng))
     key = rng.randbytes(spec.key_sizes[index % len(spec.key_sizes)]) if spec.key_sizes else b""
-    if spec.name == "xts(aes)" and key[: len(key) // 2] == key[len(key) // 2:]:
+    if spec.name == "xts(aes)" and key[: len(key) // 2] == key[len(key) // 2 :]:
         key = bytes([key[0] ^ 1]) + key[1:]  # equal halves are refused (FIPS), never tested
     iv = _iv_for(spec, index, rng)
     aad = _aad_for(spec, index, rng)
@@ -335,8 +370,20 @@ def generate_case(spec: AlgorithmSpec, index: int, session: int) -> Differential
     data = rng.randbytes(length)
     misalign = rng.randrange(1, 16) if index % 2 else 0
     chunks = split_into_chunks(len(aad) + length if spec.kind == AEAD else length, rng)
-    return DifferentialCase(spec.name, index, seed, session, length_class, key, iv, data, aad,
-                            authsize, misalign, chunks)
+    return DifferentialCase(
+        spec.name,
+        index,
+        seed,
+        session,
+        length_class,
+        key,
+        iv,
+        data,
+        aad,
+        authsize,
+        misalign,
+        chunks,
+    )
 
 
 def _aad_for(spec: AlgorithmSpec, index: int, rng: random.Random) -> bytes:
@@ -381,6 +428,7 @@ def flip_bit(data: bytes, bit: int) -> bytes:
 # an instance someone else created (cryptd(...) for dm-crypt, say) comes and goes with its
 # user, and counting it would make pytest-xdist workers collect different tests.
 
+
 @dataclass(frozen=True)
 class Target:
     """One driver of one algorithm, bound by its exact driver name."""
@@ -407,8 +455,10 @@ class Registered:
 
 
 def registered_from(entries: Iterable[InventoryEntry]) -> list[Registered]:
-    return [Registered(e.name, e.driver, type_family(e.type), bool(e.alg.is_internal),
-                       e.driver_class) for e in entries]
+    return [
+        Registered(e.name, e.driver, type_family(e.type), bool(e.alg.is_internal), e.driver_class)
+        for e in entries
+    ]
 
 
 def is_template_instance(driver: str) -> bool:
@@ -416,8 +466,10 @@ def is_template_instance(driver: str) -> bool:
 
 
 # Mode templates pinned over each cipher driver D, in the order they must be created.
-_INNER_MODES = {"aes": (("ecb(aes)", "ecb({})"), ("cbc(aes)", "cbc({})"), ("ctr(aes)", "ctr({})")),
-                "des3_ede": (("ecb(des3_ede)", "ecb({})"), ("cbc(des3_ede)", "cbc({})"))}
+_INNER_MODES = {
+    "aes": (("ecb(aes)", "ecb({})"), ("cbc(aes)", "cbc({})"), ("ctr(aes)", "ctr({})")),
+    "des3_ede": (("ecb(des3_ede)", "ecb({})"), ("cbc(des3_ede)", "cbc({})")),
+}
 _OUTER_MODES = {"aes": (("xts(aes)", "xts(ecb({}))"), ("cmac(aes)", "cmac({})"))}
 
 
@@ -428,31 +480,47 @@ def by_name_bindings() -> list[tuple[str, str]]:
 
 def pinned_bindings(registered: list[Registered]) -> list[tuple[str, str]]:
     """(algorithm, exact driver string) for each template over each registered driver."""
+
     def drivers(name: str, family: str) -> list[str]:
-        return sorted({r.driver for r in registered
-                       if r.name == name and r.family == family and not r.internal})
+        return sorted(
+            {
+                r.driver
+                for r in registered
+                if r.name == name and r.family == family and not r.internal
+            }
+        )
 
     inner, outer = [], []
     for cipher, modes_of in _INNER_MODES.items():
         for driver in drivers(cipher, "cipher"):
             inner += [(alg, pattern.format(driver)) for alg, pattern in modes_of]
-            outer += [(alg, pattern.format(driver))
-                      for alg, pattern in _OUTER_MODES.get(cipher, ())]
+            outer += [
+                (alg, pattern.format(driver)) for alg, pattern in _OUTER_MODES.get(cipher, ())
+            ]
             if cipher == "aes":
-                outer += [("gcm(aes)", f"gcm_base(ctr({driver}),{ghash})")
-                          for ghash in drivers("ghash", "hash")]
+                outer += [
+                    ("gcm(aes)", f"gcm_base(ctr({driver}),{ghash})")
+                    for ghash in drivers("ghash", "hash")
+                ]
     for hash_name in HASHES:
         if not hash_name.startswith("sha3-"):
-            outer += [(f"hmac({hash_name})", f"hmac({driver})")
-                      for driver in drivers(hash_name, "hash")]
+            outer += [
+                (f"hmac({hash_name})", f"hmac({driver})") for driver in drivers(hash_name, "hash")
+            ]
     for chacha in drivers("chacha20", "skcipher"):
-        outer += [("rfc7539(chacha20,poly1305)", f"rfc7539({chacha},{poly})")
-                  for poly in drivers("poly1305", "hash")]
+        outer += [
+            ("rfc7539(chacha20,poly1305)", f"rfc7539({chacha},{poly})")
+            for poly in drivers("poly1305", "hash")
+        ]
     return inner + outer
 
 
-def select_targets(registered: list[Registered], pinned: Mapping[str, set[str]],
-                   core: tuple[str, ...], classify: Callable[[str], str]) -> list[Target]:
+def select_targets(
+    registered: list[Registered],
+    pinned: Mapping[str, set[str]],
+    core: tuple[str, ...],
+    classify: Callable[[str], str],
+) -> list[Target]:
     """The drivers to check, per algorithm, sorted so every xdist worker agrees.
 
     Core algorithms are checked on every driver, even a lone one; the others only where the
@@ -460,10 +528,14 @@ def select_targets(registered: list[Registered], pinned: Mapping[str, set[str]],
     """
     targets: list[Target] = []
     for algorithm, spec in SPECS.items():
-        found = {r.driver: Target(algorithm, r.driver, spec.kind, r.driver_class)
-                 for r in registered
-                 if r.name == algorithm and r.family == spec.kind and not r.internal
-                 and (not is_template_instance(r.driver) or r.driver in pinned.get(algorithm, ()))}
+        found = {
+            r.driver: Target(algorithm, r.driver, spec.kind, r.driver_class)
+            for r in registered
+            if r.name == algorithm
+            and r.family == spec.kind
+            and not r.internal
+            and (not is_template_instance(r.driver) or r.driver in pinned.get(algorithm, ()))
+        }
         for driver in pinned.get(algorithm, ()):
             found.setdefault(driver, Target(algorithm, driver, spec.kind, classify(driver)))
         if algorithm in core or len(found) >= 2:

@@ -44,8 +44,9 @@ def hex_preview(data: bytes, limit: int = DEFAULT_HEX_LIMIT) -> str:
     return f"{data[:half].hex()}…{data[-half:].hex()} ({len(data)} bytes)"
 
 
-def window(offset: int, expected_length: int, got_length: int,
-           context: int = DEFAULT_CONTEXT) -> tuple[int, int]:
+def window(
+    offset: int, expected_length: int, got_length: int, context: int = DEFAULT_CONTEXT
+) -> tuple[int, int]:
     """[start, end) of the excerpt around `offset`, clamped to the longer of both inputs."""
     start = max(0, offset - context)
     end = min(max(expected_length, got_length), offset + context)
@@ -95,18 +96,24 @@ class BytesDiff:
         if self.truncated_only:
             return f"short output: {self.got_length} of {self.expected_length} bytes"
         if self.short:
-            return (f"short and wrong output: {self.got_length} of {self.expected_length} bytes, "
-                    f"first difference at byte {self.offset}")
+            return (
+                f"short and wrong output: {self.got_length} of {self.expected_length} bytes, "
+                f"first difference at byte {self.offset}"
+            )
         if self.long:
-            return (f"long output: {self.got_length} bytes instead of {self.expected_length}, "
-                    f"first difference at byte {self.offset}")
+            return (
+                f"long output: {self.got_length} bytes instead of {self.expected_length}, "
+                f"first difference at byte {self.offset}"
+            )
         return f"wrong output: first difference at byte {self.offset} of {self.expected_length}"
 
     def message(self) -> str:
         """The reason plus the expected and actual bytes around the first difference."""
-        return (f"{self.reason()}\n"
-                f"  expected [{self.excerpt_start}:] {self.expected_excerpt}\n"
-                f"  got      [{self.excerpt_start}:] {self.got_excerpt}")
+        return (
+            f"{self.reason()}\n"
+            f"  expected [{self.excerpt_start}:] {self.expected_excerpt}\n"
+            f"  got      [{self.excerpt_start}:] {self.got_excerpt}"
+        )
 
 
 def compare_bytes(expected: bytes, got: bytes, context: int = DEFAULT_CONTEXT) -> BytesDiff | None:
@@ -115,13 +122,19 @@ def compare_bytes(expected: bytes, got: bytes, context: int = DEFAULT_CONTEXT) -
     if offset is None:
         return None
     start, end = window(offset, len(expected), len(got), context)
-    return BytesDiff(offset=offset, expected_length=len(expected), got_length=len(got),
-                     expected_excerpt=excerpt(expected, start, end),
-                     got_excerpt=excerpt(got, start, end), excerpt_start=start)
+    return BytesDiff(
+        offset=offset,
+        expected_length=len(expected),
+        got_length=len(got),
+        expected_excerpt=excerpt(expected, start, end),
+        got_excerpt=excerpt(got, start, end),
+        excerpt_start=start,
+    )
 
 
-def mismatch_message(subject: str, expected: bytes, got: bytes,
-                     context: int = DEFAULT_CONTEXT) -> str | None:
+def mismatch_message(
+    subject: str, expected: bytes, got: bytes, context: int = DEFAULT_CONTEXT
+) -> str | None:
     """`subject: <reason + excerpts>` when they differ, None when equal.
 
     `subject` says who produced what, e.g. "cbc(aes-generic) encrypt vs OpenSSL".

@@ -45,7 +45,10 @@ def _mode_object(mode: str, iv: bytes) -> modes.Mode:
     if mode == "ecb(aes)":
         return modes.ECB()
     factories: dict[str, Callable[[bytes], modes.Mode]] = {
-        "cbc(aes)": modes.CBC, "ctr(aes)": modes.CTR, "xts(aes)": modes.XTS}
+        "cbc(aes)": modes.CBC,
+        "ctr(aes)": modes.CTR,
+        "xts(aes)": modes.XTS,
+    }
     return factories[mode](iv)
 
 
@@ -61,7 +64,8 @@ def _iv(mode: str) -> bytes | None:
 
 def _skcipher_drivers(name: str) -> list[CryptoAlg]:
     return [
-        alg for alg in read_proc_crypto()
+        alg
+        for alg in read_proc_crypto()
         if alg.name == name and type_family(alg.type) == afalg.SKCIPHER and not alg.is_internal
     ]
 
@@ -74,8 +78,9 @@ def _instantiate(mode: str) -> None:
     Names that do not round-trip raise DriverNotRegistered but still instantiate.
     """
     template = mode.split("(")[0]
-    listed = [alg.driver for alg in read_proc_crypto()
-              if alg.name == "aes" and alg.type == "cipher"]
+    listed = [
+        alg.driver for alg in read_proc_crypto() if alg.name == "aes" and alg.type == "cipher"
+    ]
     ciphers = sorted(set(listed) | set(SOFTWARE_AES))
     # Only xts (like lrw) wraps an ecb skcipher; the other templates take the cipher itself.
     wrapped = [f"{template}(ecb({c}))" for c in ciphers] if template == "xts" else []
@@ -121,8 +126,7 @@ def test_both_software_aes_ciphers_are_instantiated(
     assert {"cbc(aes-generic)", "cbc(aes-fixed-time)"} <= set(mode_drivers["cbc(aes)"])
     assert {"ecb(aes-generic)", "ecb(aes-fixed-time)"} <= set(mode_drivers["ecb(aes)"])
     assert {"ctr(aes-generic)", "ctr(aes-fixed-time)"} <= set(mode_drivers["ctr(aes)"])
-    assert {"xts(ecb(aes-generic))", "xts(ecb(aes-fixed-time))"} <= set(
-        mode_drivers["xts(aes)"])
+    assert {"xts(ecb(aes-generic))", "xts(ecb(aes-fixed-time))"} <= set(mode_drivers["xts(aes)"])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -209,9 +213,7 @@ def test_decrypt_inverts_encrypt_on_every_driver(
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_chunked_submission_equals_one_shot(
-    mode: str, mode_drivers: dict[str, list[str]]
-) -> None:
+def test_chunked_submission_equals_one_shot(mode: str, mode_drivers: dict[str, list[str]]) -> None:
     key, iv = os.urandom(_key_sizes(mode)[0]), _iv(mode)
     data = os.urandom(LENGTHS[mode])
     # Odd pieces that straddle block boundaries, then the rest as the final send.
@@ -226,8 +228,7 @@ def test_chunked_submission_equals_one_shot(
 def test_chunks_ending_with_an_empty_final_send() -> None:
     key, iv, data = os.urandom(16), bytes(16), os.urandom(64)
     with afalg.open_skcipher("cbc(aes)", key) as session:
-        assert session.encrypt(data, iv, chunks=[32, 32]) == _reference(
-            "cbc(aes)", key, iv, data)
+        assert session.encrypt(data, iv, chunks=[32, 32]) == _reference("cbc(aes)", key, iv, data)
 
 
 @pytest.mark.parametrize("mode", ["cbc(aes)", "xts(aes)", "ctr(aes)"])
@@ -244,9 +245,12 @@ def test_request_beyond_what_the_socket_can_hold_fails_with_the_limit() -> None:
     optmem = int(Path("/proc/sys/net/core/optmem_max").read_text())
     if optmem > 20480:
         pytest.skip(f"net.core.optmem_max is {optmem}: 2 MiB may fit")
-    with afalg.open_skcipher("xts(aes)", bytes(range(32))) as session, pytest.raises(
-            afalg.OperationFailed,
-            match=r"(ENOMEM|EMSGSIZE): 2097152 bytes .*optmem_max = 20480"):
+    with (
+        afalg.open_skcipher("xts(aes)", bytes(range(32))) as session,
+        pytest.raises(
+            afalg.OperationFailed, match=r"(ENOMEM|EMSGSIZE): 2097152 bytes .*optmem_max = 20480"
+        ),
+    ):
         session.encrypt(bytes(2 << 20), bytes(16))
 
 
@@ -262,7 +266,8 @@ def test_timing_loops_run_and_leave_the_session_usable() -> None:
         assert session.encrypt(data, iv) == ciphertext
     with afalg.open_skcipher("ecb(aes)", key) as session:
         assert session.crypt_loop(data, None, afalg.ENCRYPT, 10) == _reference(
-            "ecb(aes)", key, b"", data)
+            "ecb(aes)", key, b"", data
+        )
     with afalg.open_hash("sha256") as digest:
         digest.digest_loop(data, 50)
         assert digest.digest(data) == hashlib.sha256(data).digest()
@@ -275,8 +280,14 @@ def test_timing_loops_run_and_leave_the_session_usable() -> None:
 def test_sha256_matches_hashlib(alg: str) -> None:
     data = os.urandom(10_000)
     with afalg.open_hash(alg) as session:
-        winner = max((a for a in read_proc_crypto() if a.name == "sha256" and can_win(a)
-                      and type_family(a.type) == afalg.HASH), key=lambda a: a.priority or 0)
+        winner = max(
+            (
+                a
+                for a in read_proc_crypto()
+                if a.name == "sha256" and can_win(a) and type_family(a.type) == afalg.HASH
+            ),
+            key=lambda a: a.priority or 0,
+        )
         assert session.driver == (alg if alg.endswith("-generic") else winner.driver)
         assert session.digest(data) == hashlib.sha256(data).digest()
         assert session.digest(data, chunks=[1, 63, 64, 5000]) == hashlib.sha256(data).digest()
@@ -293,8 +304,10 @@ def test_hmac_sha256_matches_python_hmac() -> None:
 
 
 def test_hmac_without_a_key_says_it_needs_one() -> None:
-    with afalg.open_hash("hmac(sha256)") as session, pytest.raises(
-            afalg.OperationFailed, match="needs a key"):
+    with (
+        afalg.open_hash("hmac(sha256)") as session,
+        pytest.raises(afalg.OperationFailed, match="needs a key"),
+    ):
         session.digest(b"data")
 
 
@@ -360,8 +373,9 @@ def test_seeded_ansi_cprng_is_deterministic() -> None:
 
 @pytest.mark.parametrize("name", ["no-such-driver", "cbc(aes-nonexistent)"])
 def test_absent_driver_is_not_registered(name: str) -> None:
-    with pytest.raises(afalg.DriverNotRegistered,
-                       match=re.escape(f"driver {name} is not registered")):
+    with pytest.raises(
+        afalg.DriverNotRegistered, match=re.escape(f"driver {name} is not registered")
+    ):
         afalg.open_skcipher(name, bytes(16))
 
 
@@ -370,11 +384,14 @@ def test_bare_cipher_is_the_wrong_type() -> None:
         afalg.open_skcipher("aes", bytes(16))
 
 
-@pytest.mark.parametrize(("alg", "length", "message"), [
-    ("cbc(aes)", 15, "15 bytes rejected: keysize must be 16..32 bytes"),
-    ("cbc(aes-generic)", 33, "33 bytes rejected: keysize must be 16..32 bytes"),
-    ("xts(aes)", 40, "40 bytes rejected although keysize is 32..64"),
-])
+@pytest.mark.parametrize(
+    ("alg", "length", "message"),
+    [
+        ("cbc(aes)", 15, "15 bytes rejected: keysize must be 16..32 bytes"),
+        ("cbc(aes-generic)", 33, "33 bytes rejected: keysize must be 16..32 bytes"),
+        ("xts(aes)", 40, "40 bytes rejected although keysize is 32..64"),
+    ],
+)
 def test_bad_key_length(alg: str, length: int, message: str) -> None:
     with pytest.raises(afalg.BadKeyLength, match=message.replace("(", r"\(")) as caught:
         afalg.open_skcipher(alg, bytes(length))
@@ -382,8 +399,12 @@ def test_bad_key_length(alg: str, length: int, message: str) -> None:
 
 
 def test_partial_block_fails_naming_the_block_size() -> None:
-    with afalg.open_skcipher("cbc(aes)", bytes(16)) as session, pytest.raises(
-            afalg.OperationFailed, match="EINVAL: 15 bytes is not a multiple of the 16-byte"):
+    with (
+        afalg.open_skcipher("cbc(aes)", bytes(16)) as session,
+        pytest.raises(
+            afalg.OperationFailed, match="EINVAL: 15 bytes is not a multiple of the 16-byte"
+        ),
+    ):
         session.encrypt(bytes(15), bytes(16))
 
 
@@ -393,7 +414,8 @@ def test_wrong_iv_length_is_named() -> None:
             session.encrypt(bytes(16), bytes(8))
         # The failed request left nothing behind: the session still works.
         assert session.encrypt(bytes(16), bytes(16)) == _reference(
-            "cbc(aes)", bytes(16), bytes(16), bytes(16))
+            "cbc(aes)", bytes(16), bytes(16), bytes(16)
+        )
 
 
 def test_a_result_that_never_comes_times_out_instead_of_hanging() -> None:
@@ -401,8 +423,9 @@ def test_a_result_that_never_comes_times_out_instead_of_hanging() -> None:
     with afalg.open_skcipher("cbc(aes)", bytes(16), timeout=0.5) as session:
 
         def wait_forever(op_sock: socket.socket, deadline: float) -> int:
-            op_sock.sendmsg_afalg([bytes(8)], op=socket.ALG_OP_ENCRYPT, iv=bytes(16),
-                                  flags=socket.MSG_MORE)
+            op_sock.sendmsg_afalg(
+                [bytes(8)], op=socket.ALG_OP_ENCRYPT, iv=bytes(16), flags=socket.MSG_MORE
+            )
             return afalg._recv_once(op_sock, deadline, memoryview(bytearray(16)))
 
         with pytest.raises(afalg.OperationTimeout, match=r"within 0\.5 s"):

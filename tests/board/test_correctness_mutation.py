@@ -33,13 +33,15 @@ from pytest_hwcrypto.kernel import afalg, differential
 pytest_plugins = ["pytester"]
 
 VICTIM = "cbc(aes-generic)"
-UML_CAPTURE = (Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
-               / "uml-6.1.176-templates.txt")
+UML_CAPTURE = (
+    Path(__file__).resolve().parent.parent / "data" / "proc_crypto" / "uml-6.1.176-templates.txt"
+)
 VICTIM_ENV = "HWCRYPTO_MUTATION_VICTIM"
 FAKE_ENV = "HWCRYPTO_MUTATION_FAKE_PROC_CRYPTO"
 
 
 # --- the plugin side (runs inside the pytester subprocess) ----------------------------------
+
 
 def flip(data: bytes) -> bytes:
     """One bit of the output inverted (empty output has no bit to flip)."""
@@ -58,8 +60,12 @@ class Flipping:
     def __enter__(self) -> Flipping:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self._session.close()
 
     def encrypt(self, *args: Any, **kwargs: Any) -> bytes:
@@ -84,8 +90,12 @@ class FakeSession:
     def __enter__(self) -> FakeSession:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -94,28 +104,41 @@ class FakeSession:
     def _cipher(self, iv: bytes | None) -> Any:
         return differential.CIPHERS[self.spec.name](self.key, iv or b"")
 
-    def encrypt(self, data: bytes, iv: bytes | None = None, aad: bytes = b"", *,
-                chunks: Sequence[int] | None = None) -> bytes:
+    def encrypt(
+        self,
+        data: bytes,
+        iv: bytes | None = None,
+        aad: bytes = b"",
+        *,
+        chunks: Sequence[int] | None = None,
+    ) -> bytes:
         if self.spec.kind == differential.AEAD:
-            return differential.seal_reference(self.spec, self.key, iv or b"", aad, bytes(data),
-                                               self.authsize)
+            return differential.seal_reference(
+                self.spec, self.key, iv or b"", aad, bytes(data), self.authsize
+            )
         encryptor = self._cipher(iv).encryptor()
         return bytes(encryptor.update(bytes(data)) + encryptor.finalize())
 
-    def decrypt(self, data: bytes, iv: bytes | None = None, aad: bytes = b"", *,
-                chunks: Sequence[int] | None = None) -> bytes:
+    def decrypt(
+        self,
+        data: bytes,
+        iv: bytes | None = None,
+        aad: bytes = b"",
+        *,
+        chunks: Sequence[int] | None = None,
+    ) -> bytes:
         if self.spec.kind == differential.AEAD:
             return self._open_sealed(bytes(data), iv or b"", aad)
         decryptor = self._cipher(iv).decryptor()
         return bytes(decryptor.update(bytes(data)) + decryptor.finalize())
 
     def _open_sealed(self, sealed: bytes, iv: bytes, aad: bytes) -> bytes:
-        body, tag = sealed[: len(sealed) - self.authsize], sealed[len(sealed) - self.authsize:]
+        body, tag = sealed[: len(sealed) - self.authsize], sealed[len(sealed) - self.authsize :]
         if self.spec.name == "gcm(aes)":
             # GCM's payload is CTR from counter 2; the tag is then checked by resealing.
             decryptor = Cipher(algorithms.AES(self.key), modes.CTR(iv + b"\0\0\0\2")).decryptor()
             plaintext = decryptor.update(body) + decryptor.finalize()
-            if AESGCM(self.key).encrypt(iv, plaintext, aad)[len(body):][: self.authsize] == tag:
+            if AESGCM(self.key).encrypt(iv, plaintext, aad)[len(body) :][: self.authsize] == tag:
                 return plaintext
         else:
             try:
@@ -138,8 +161,9 @@ class FakeEngine:
         registered = differential.registered_from(build_inventory(read_proc_crypto(proc_crypto)))
         self.algorithm_of = {r.driver: r.name for r in registered if r.name in differential.SPECS}
         self.algorithm_of.update({name: name for name in differential.SPECS})
-        self.algorithm_of.update(dict((driver, alg) for alg, driver
-                                      in differential.pinned_bindings(registered)))
+        self.algorithm_of.update(
+            dict((driver, alg) for alg, driver in differential.pinned_bindings(registered))
+        )
 
     def session(self, alg: str, key: bytes | None, authsize: int = 0) -> FakeSession:
         if alg not in self.algorithm_of:
@@ -170,6 +194,7 @@ def _flipping(opener: Any, victim: str) -> Any:
     def open_session(alg: str, *args: Any, **kwargs: Any) -> Any:
         session = opener(alg, *args, **kwargs)
         return Flipping(session) if alg == victim else session
+
     return open_session
 
 
@@ -183,6 +208,7 @@ def pytest_configure(config):
 
 
 # --- the test side --------------------------------------------------------------------------
+
 
 def afalg_here() -> bool:
     return afalg.afalg_available(afalg.SKCIPHER)[0]
@@ -200,20 +226,38 @@ def failures(junit: Path) -> dict[str, str]:
     return found
 
 
-def run_suite_with_victim(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
-                          fake: bool, *extra: str) -> tuple[pytest.RunResult, dict[str, str]]:
+def run_suite_with_victim(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, fake: bool, *extra: str
+) -> tuple[pytest.RunResult, dict[str, str]]:
     pytester.makepyfile(flipper=PLUGIN)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(Path(__file__).resolve().parent), str(pytester.path),
-         os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(
+            [
+                str(Path(__file__).resolve().parent),
+                str(pytester.path),
+                os.environ.get("PYTHONPATH", ""),
+            ]
+        ),
+    )
     monkeypatch.setenv(VICTIM_ENV, VICTIM)
     if fake:
         monkeypatch.setenv(FAKE_ENV, str(UML_CAPTURE))
     junit = pytester.path / "junit.xml"
     result = pytester.runpytest_subprocess(
-        "-p", "flipper", "--hwcrypto", "--hwcrypto-suite=correctness", "-k", "cbc",
-        "--hwcrypto-fuzz-iterations=4", "--hwcrypto-seed=1", f"--junitxml={junit}",
-        "-p", "no:cacheprovider", *extra)
+        "-p",
+        "flipper",
+        "--hwcrypto",
+        "--hwcrypto-suite=correctness",
+        "-k",
+        "cbc",
+        "--hwcrypto-fuzz-iterations=4",
+        "--hwcrypto-seed=1",
+        f"--junitxml={junit}",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    )
     return result, failures(junit)
 
 
@@ -231,7 +275,8 @@ def assert_only_the_victim_fails(result: pytest.RunResult, failed: dict[str, str
 
 
 def test_a_driver_flipping_one_bit_fails_the_suite_by_name_fake_engine(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No kernel needed: OpenSSL plays every driver of the recorded UML /proc/crypto."""
     result, failed = run_suite_with_victim(pytester, monkeypatch, fake=True)
     assert_only_the_victim_fails(result, failed)
@@ -242,7 +287,8 @@ def test_a_driver_flipping_one_bit_fails_the_suite_by_name_fake_engine(
 
 
 def test_a_driver_flipping_one_bit_fails_the_suite_by_name_real_kernel(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, board_kind: str) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, board_kind: str
+) -> None:
     """On a board: real drivers answer, the victim's answers are damaged after the fact."""
     if not afalg_here():
         pytest.skip("needs AF_ALG: run inside a virtual board (pytest --hwcrypto-vm=uml)")

@@ -23,9 +23,17 @@ CAPTURES = Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
 QEMU = CAPTURES / "qemu-6.1.0-57-amd64.txt"
 
 
-def block(name: str, driver: str, priority: int = 100, *, type_: str = "skcipher",
-          refcnt: int = 1, internal: str = "no", selftest: str = "passed",
-          extra: str = "") -> str:
+def block(
+    name: str,
+    driver: str,
+    priority: int = 100,
+    *,
+    type_: str = "skcipher",
+    refcnt: int = 1,
+    internal: str = "no",
+    selftest: str = "passed",
+    extra: str = "",
+) -> str:
     """One /proc/crypto record as the kernel prints it."""
     return (
         f"name         : {name}\n"
@@ -40,28 +48,56 @@ def block(name: str, driver: str, priority: int = 100, *, type_: str = "skcipher
     )
 
 
-SKCIPHER_SIZES = "async        : no\nblocksize    : 16\nmin keysize  : 16\nmax keysize  : 32\n" \
-                 "ivsize       : 16\n"
+SKCIPHER_SIZES = (
+    "async        : no\nblocksize    : 16\nmin keysize  : 16\nmax keysize  : 32\n"
+    "ivsize       : 16\n"
+)
 ASYNC_SIZES = SKCIPHER_SIZES.replace("async        : no", "async        : yes")
 
-PROC = "".join([
-    block("cbc(aes)", "cbc(aes-generic)", 100, extra=SKCIPHER_SIZES),
-    block("cbc(aes)", "cbc(aes-fixed-time)", 101, extra=SKCIPHER_SIZES),
-    block("cbc(aes)", "virtio_crypto_aes_cbc", 150, extra=ASYNC_SIZES),
-    block("__cbc(aes)", "__cbc-aes-aesni", 400, internal="yes", extra=SKCIPHER_SIZES),
-    block("aes", "aes-generic", 100, type_="cipher",
-          extra="blocksize    : 16\nmin keysize  : 16\nmax keysize  : 32\n"),
-    block("ecb(aes)", "ecb-aes-broken", 300, selftest="unknown", extra=SKCIPHER_SIZES),
-    block("xts(aes)", "xts(ecb(aes-generic))", 100,
-          extra=SKCIPHER_SIZES.replace("16\nmax keysize  : 32", "32\nmax keysize  : 64")),
-    block("gcm(aes)", "gcm_base(ctr(aes-generic),ghash-generic)", 100, type_="aead",
-          extra="async        : no\nblocksize    : 1\nivsize       : 12\nmaxauthsize  : 16\n"),
-    block("sha256", "sha256-generic", 100, type_="shash",
-          extra="blocksize    : 64\ndigestsize   : 32\n"),
-    block("sha256", "sha256-offload", 50, type_="ahash",
-          extra="async        : yes\nblocksize    : 64\ndigestsize   : 32\n"),
-    block("stdrng", "ansi_cprng", 100, type_="rng", extra="seedsize     : 48\n"),
-])
+PROC = "".join(
+    [
+        block("cbc(aes)", "cbc(aes-generic)", 100, extra=SKCIPHER_SIZES),
+        block("cbc(aes)", "cbc(aes-fixed-time)", 101, extra=SKCIPHER_SIZES),
+        block("cbc(aes)", "virtio_crypto_aes_cbc", 150, extra=ASYNC_SIZES),
+        block("__cbc(aes)", "__cbc-aes-aesni", 400, internal="yes", extra=SKCIPHER_SIZES),
+        block(
+            "aes",
+            "aes-generic",
+            100,
+            type_="cipher",
+            extra="blocksize    : 16\nmin keysize  : 16\nmax keysize  : 32\n",
+        ),
+        block("ecb(aes)", "ecb-aes-broken", 300, selftest="unknown", extra=SKCIPHER_SIZES),
+        block(
+            "xts(aes)",
+            "xts(ecb(aes-generic))",
+            100,
+            extra=SKCIPHER_SIZES.replace("16\nmax keysize  : 32", "32\nmax keysize  : 64"),
+        ),
+        block(
+            "gcm(aes)",
+            "gcm_base(ctr(aes-generic),ghash-generic)",
+            100,
+            type_="aead",
+            extra="async        : no\nblocksize    : 1\nivsize       : 12\nmaxauthsize  : 16\n",
+        ),
+        block(
+            "sha256",
+            "sha256-generic",
+            100,
+            type_="shash",
+            extra="blocksize    : 64\ndigestsize   : 32\n",
+        ),
+        block(
+            "sha256",
+            "sha256-offload",
+            50,
+            type_="ahash",
+            extra="async        : yes\nblocksize    : 64\ndigestsize   : 32\n",
+        ),
+        block("stdrng", "ansi_cprng", 100, type_="rng", extra="seedsize     : 48\n"),
+    ]
+)
 
 AVAILABLE = (True, "AF_ALG skcipher is available")
 MISSING = (False, afalg.unavailable_message("skcipher", "none of ecb(aes) could be bound"))
@@ -78,12 +114,15 @@ def by_driver(driver: str, text: str = PROC) -> CryptoAlg:
 # --- bind errors -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("alg_type", "option", "module"), [
-    ("skcipher", "CONFIG_CRYPTO_USER_API_SKCIPHER", "algif_skcipher"),
-    ("hash", "CONFIG_CRYPTO_USER_API_HASH", "algif_hash"),
-    ("aead", "CONFIG_CRYPTO_USER_API_AEAD", "algif_aead"),
-    ("rng", "CONFIG_CRYPTO_USER_API_RNG", "algif_rng"),
-])
+@pytest.mark.parametrize(
+    ("alg_type", "option", "module"),
+    [
+        ("skcipher", "CONFIG_CRYPTO_USER_API_SKCIPHER", "algif_skcipher"),
+        ("hash", "CONFIG_CRYPTO_USER_API_HASH", "algif_hash"),
+        ("aead", "CONFIG_CRYPTO_USER_API_AEAD", "algif_aead"),
+        ("rng", "CONFIG_CRYPTO_USER_API_RNG", "algif_rng"),
+    ],
+)
 def test_enoent_for_every_name_means_algif_is_missing(
     alg_type: str, option: str, module: str
 ) -> None:
@@ -102,8 +141,9 @@ def test_no_af_alg_family_is_unavailable() -> None:
 
 
 def test_unknown_name_is_not_registered() -> None:
-    error = afalg.explain_bind_error("cbc(aes-nope)", "skcipher", errno.ENOENT, registered(),
-                                     AVAILABLE)
+    error = afalg.explain_bind_error(
+        "cbc(aes-nope)", "skcipher", errno.ENOENT, registered(), AVAILABLE
+    )
     assert isinstance(error, afalg.DriverNotRegistered)
     assert str(error).startswith("driver cbc(aes-nope) is not registered")
     assert "\n" not in str(error)
@@ -111,8 +151,9 @@ def test_unknown_name_is_not_registered() -> None:
 
 def test_name_that_does_not_round_trip_is_not_registered() -> None:
     """gcm(aes-generic) instantiates gcm_base(ctr(aes-generic),ghash-generic): no match."""
-    error = afalg.explain_bind_error("gcm(aes-generic)", "aead", errno.ENOENT, registered(),
-                                     AVAILABLE)
+    error = afalg.explain_bind_error(
+        "gcm(aes-generic)", "aead", errno.ENOENT, registered(), AVAILABLE
+    )
     assert isinstance(error, afalg.DriverNotRegistered)
 
 
@@ -124,8 +165,9 @@ def test_bare_cipher_is_a_type_mismatch() -> None:
 
 
 def test_registered_async_driver_refused_is_masked() -> None:
-    error = afalg.explain_bind_error("virtio_crypto_aes_cbc", "skcipher", errno.ENOENT,
-                                     registered(), AVAILABLE)
+    error = afalg.explain_bind_error(
+        "virtio_crypto_aes_cbc", "skcipher", errno.ENOENT, registered(), AVAILABLE
+    )
     assert isinstance(error, afalg.AfAlgMasked)
     assert error.alg == "virtio_crypto_aes_cbc"
     assert error.driver == "virtio_crypto_aes_cbc"
@@ -138,38 +180,39 @@ def test_registered_async_driver_refused_is_masked() -> None:
 
 def test_masked_by_name_points_at_the_async_driver() -> None:
     text = block("cbc(aes)", "virtio_crypto_aes_cbc", 150, extra=ASYNC_SIZES)
-    error = afalg.explain_bind_error("cbc(aes)", "skcipher", errno.ENOENT, registered(text),
-                                     AVAILABLE)
+    error = afalg.explain_bind_error(
+        "cbc(aes)", "skcipher", errno.ENOENT, registered(text), AVAILABLE
+    )
     assert isinstance(error, afalg.AfAlgMasked)
     assert error.driver == "virtio_crypto_aes_cbc"
 
 
 def test_synchronous_driver_refused_is_not_blamed_on_the_off_cpu_mask() -> None:
-    error = afalg.explain_bind_error("cbc(aes-generic)", "skcipher", errno.ENOENT,
-                                     registered(), AVAILABLE)
+    error = afalg.explain_bind_error(
+        "cbc(aes-generic)", "skcipher", errno.ENOENT, registered(), AVAILABLE
+    )
     assert isinstance(error, afalg.AfAlgMasked)
     assert "7524070f26d8" not in str(error)
     assert "FIPS" in str(error)
 
 
 def test_internal_helper_is_masked_with_its_own_reason() -> None:
-    error = afalg.explain_bind_error("__cbc-aes-aesni", "skcipher", errno.ENOENT, registered(),
-                                     AVAILABLE)
+    error = afalg.explain_bind_error(
+        "__cbc-aes-aesni", "skcipher", errno.ENOENT, registered(), AVAILABLE
+    )
     assert isinstance(error, afalg.AfAlgMasked)
     assert "internal helper" in str(error)
 
 
 def test_elibbad_names_the_driver_that_failed_its_selftest() -> None:
-    error = afalg.explain_bind_error("ecb(aes)", "skcipher", errno.ELIBBAD, registered(),
-                                     AVAILABLE)
+    error = afalg.explain_bind_error("ecb(aes)", "skcipher", errno.ELIBBAD, registered(), AVAILABLE)
     assert isinstance(error, afalg.SelfTestFailed)
     assert error.driver == "ecb-aes-broken"
     assert "self-test" in str(error)
 
 
 def test_other_errno_on_a_registered_driver_is_reported_with_its_name() -> None:
-    error = afalg.explain_bind_error("cbc(aes)", "skcipher", errno.EINVAL, registered(),
-                                     AVAILABLE)
+    error = afalg.explain_bind_error("cbc(aes)", "skcipher", errno.EINVAL, registered(), AVAILABLE)
     assert isinstance(error, afalg.BindRefused)
     assert error.errno == errno.EINVAL
     assert "EINVAL" in str(error)
@@ -181,14 +224,18 @@ def test_other_errno_on_a_registered_driver_is_reported_with_its_name() -> None:
 def test_exact_driver_name_binds_that_driver() -> None:
     algs = registered()
     assert afalg.resolve_driver("cbc(aes-generic)", "skcipher", algs, algs) == (
-        "cbc(aes-generic)", "exact")
+        "cbc(aes-generic)",
+        "exact",
+    )
 
 
 def test_by_name_the_highest_priority_non_internal_driver_wins() -> None:
     algs = registered()
     # The internal __cbc-aes-aesni (400) is another name; virtio (150) beats fixed-time (101).
     assert afalg.resolve_driver("cbc(aes)", "skcipher", algs, algs) == (
-        "virtio_crypto_aes_cbc", "priority")
+        "virtio_crypto_aes_cbc",
+        "priority",
+    )
 
 
 def test_untested_driver_does_not_win_by_priority() -> None:
@@ -198,8 +245,9 @@ def test_untested_driver_does_not_win_by_priority() -> None:
 
 
 def test_priority_tie_goes_to_the_first_listed() -> None:
-    text = (block("cbc(aes)", "cbc-new", 200, extra=SKCIPHER_SIZES)
-            + block("cbc(aes)", "cbc-old", 200, extra=SKCIPHER_SIZES))
+    text = block("cbc(aes)", "cbc-new", 200, extra=SKCIPHER_SIZES) + block(
+        "cbc(aes)", "cbc-old", 200, extra=SKCIPHER_SIZES
+    )
     algs = registered(text)
     assert afalg.resolve_driver("cbc(aes)", "skcipher", algs, algs)[0] == "cbc-new"
 
@@ -207,31 +255,34 @@ def test_priority_tie_goes_to_the_first_listed() -> None:
 def test_refcnt_rise_is_evidence_over_the_priority_rule() -> None:
     """A kernel masking async drivers binds fixed-time although virtio has more priority."""
     before = registered()
-    after = registered(PROC.replace(
-        "driver       : cbc(aes-fixed-time)\nmodule       : kernel\npriority     : 101\n"
-        "refcnt       : 1",
-        "driver       : cbc(aes-fixed-time)\nmodule       : kernel\npriority     : 101\n"
-        "refcnt       : 2"))
+    after = registered(
+        PROC.replace(
+            "driver       : cbc(aes-fixed-time)\nmodule       : kernel\npriority     : 101\n"
+            "refcnt       : 1",
+            "driver       : cbc(aes-fixed-time)\nmodule       : kernel\npriority     : 101\n"
+            "refcnt       : 2",
+        )
+    )
     assert afalg.resolve_driver("cbc(aes)", "skcipher", before, after) == (
-        "cbc(aes-fixed-time)", "refcnt")
+        "cbc(aes-fixed-time)",
+        "refcnt",
+    )
 
 
 def test_instance_created_by_the_bind_counts_as_bound() -> None:
     """A new template instance appears with refcnt 2: its own reference plus the session's."""
-    after = registered(block("ctr(aes)", "ctr(aes-generic)", 100, refcnt=2,
-                             extra=SKCIPHER_SIZES))
-    assert afalg.resolve_driver("ctr(aes)", "skcipher", [], after) == (
-        "ctr(aes-generic)", "refcnt")
-    unused = registered(block("ctr(aes)", "ctr(aes-generic)", 100, refcnt=1,
-                              extra=SKCIPHER_SIZES))
+    after = registered(block("ctr(aes)", "ctr(aes-generic)", 100, refcnt=2, extra=SKCIPHER_SIZES))
+    assert afalg.resolve_driver("ctr(aes)", "skcipher", [], after) == ("ctr(aes-generic)", "refcnt")
+    unused = registered(block("ctr(aes)", "ctr(aes-generic)", 100, refcnt=1, extra=SKCIPHER_SIZES))
     assert afalg.resolve_driver("ctr(aes)", "skcipher", [], unused) == (
-        "ctr(aes-generic)", "priority")
+        "ctr(aes-generic)",
+        "priority",
+    )
 
 
 def test_qemu_capture_cbc_aes_resolves_to_aesni() -> None:
     algs = parse_proc_crypto(QEMU.read_text(), str(QEMU))
-    assert afalg.resolve_driver("cbc(aes)", "skcipher", algs, algs) == (
-        "cbc-aes-aesni", "priority")
+    assert afalg.resolve_driver("cbc(aes)", "skcipher", algs, algs) == ("cbc-aes-aesni", "priority")
     assert afalg.resolve_driver("sha256", "hash", algs, algs)[0] == "sha256-avx2"
 
 
@@ -239,18 +290,19 @@ def test_qemu_capture_cbc_aes_resolves_to_aesni() -> None:
 
 
 def test_key_length_outside_the_range_names_length_and_range() -> None:
-    error = afalg.explain_key_error("cbc(aes)", "skcipher", "cbc(aes-generic)", 15,
-                                    errno.EINVAL, by_driver("cbc(aes-generic)"))
+    error = afalg.explain_key_error(
+        "cbc(aes)", "skcipher", "cbc(aes-generic)", 15, errno.EINVAL, by_driver("cbc(aes-generic)")
+    )
     assert isinstance(error, afalg.BadKeyLength)
     assert error.key_length == 15
-    assert str(error) == ("cbc(aes) (driver cbc(aes-generic)): key of 15 bytes rejected: "
-                          "keysize must be 16..32 bytes")
+    assert str(error) == (
+        "cbc(aes) (driver cbc(aes-generic)): key of 15 bytes rejected: keysize must be 16..32 bytes"
+    )
 
 
 def test_key_length_inside_the_range_explains_the_gaps() -> None:
     entry = by_driver("xts(ecb(aes-generic))")
-    error = afalg.explain_key_error("xts(aes)", "skcipher", entry.driver, 40, errno.EINVAL,
-                                    entry)
+    error = afalg.explain_key_error("xts(aes)", "skcipher", entry.driver, 40, errno.EINVAL, entry)
     assert isinstance(error, afalg.BadKeyLength)
     assert "although keysize is 32..64 bytes" in str(error)
 
@@ -263,44 +315,71 @@ def test_key_error_without_proc_crypto_still_names_the_length() -> None:
 
 
 def test_rng_seed_error_names_the_seedsize() -> None:
-    error = afalg.explain_key_error("ansi_cprng", "rng", "ansi_cprng", 0, errno.EINVAL,
-                                    by_driver("ansi_cprng"))
+    error = afalg.explain_key_error(
+        "ansi_cprng", "rng", "ansi_cprng", 0, errno.EINVAL, by_driver("ansi_cprng")
+    )
     assert isinstance(error, afalg.BadKeyLength)
     assert "needs a seed of 48 bytes" in str(error)
 
 
 def test_aead_ebadmsg_is_an_authentication_failure() -> None:
-    error = afalg.explain_op_error("gcm(aes)", "aead", "gcm_base(ctr(aes-generic),ghash-generic)",
-                                   "decrypt", errno.EBADMSG, None)
+    error = afalg.explain_op_error(
+        "gcm(aes)",
+        "aead",
+        "gcm_base(ctr(aes-generic),ghash-generic)",
+        "decrypt",
+        errno.EBADMSG,
+        None,
+    )
     assert isinstance(error, afalg.AuthenticationFailed)
     assert "EBADMSG" in str(error)
 
 
 def test_partial_block_names_the_block_size() -> None:
-    error = afalg.explain_op_error("cbc(aes)", "skcipher", "cbc(aes-generic)", "encrypt",
-                                   errno.EINVAL, by_driver("cbc(aes-generic)"), 15, 16)
+    error = afalg.explain_op_error(
+        "cbc(aes)",
+        "skcipher",
+        "cbc(aes-generic)",
+        "encrypt",
+        errno.EINVAL,
+        by_driver("cbc(aes-generic)"),
+        15,
+        16,
+    )
     assert isinstance(error, afalg.OperationFailed)
     assert error.op == "encrypt"
     assert error.errno == errno.EINVAL
-    assert str(error) == ("cbc(aes) (driver cbc(aes-generic)): encrypt failed with EINVAL: "
-                          "15 bytes is not a multiple of the 16-byte block size")
+    assert str(error) == (
+        "cbc(aes) (driver cbc(aes-generic)): encrypt failed with EINVAL: "
+        "15 bytes is not a multiple of the 16-byte block size"
+    )
 
 
 def test_wrong_iv_length_is_named() -> None:
-    error = afalg.explain_op_error("cbc(aes)", "skcipher", "cbc(aes-generic)", "decrypt",
-                                   errno.EINVAL, by_driver("cbc(aes-generic)"), 32, 8)
+    error = afalg.explain_op_error(
+        "cbc(aes)",
+        "skcipher",
+        "cbc(aes-generic)",
+        "decrypt",
+        errno.EINVAL,
+        by_driver("cbc(aes-generic)"),
+        32,
+        8,
+    )
     assert "the IV must be 16 bytes, got 8" in str(error)
 
 
 def test_missing_key_says_so() -> None:
-    error = afalg.explain_op_error("hmac(sha256)", "hash", "hmac(sha256-generic)", "digest",
-                                   errno.ENOKEY, None)
+    error = afalg.explain_op_error(
+        "hmac(sha256)", "hash", "hmac(sha256-generic)", "digest", errno.ENOKEY, None
+    )
     assert "needs a key" in str(error)
 
 
 def test_large_request_enomem_points_at_optmem_max() -> None:
-    error = afalg.explain_op_error("xts(aes)", "skcipher", None, "encrypt", errno.ENOMEM, None,
-                                   2 << 20)
+    error = afalg.explain_op_error(
+        "xts(aes)", "skcipher", None, "encrypt", errno.ENOMEM, None, 2 << 20
+    )
     assert "net.core.optmem_max" in str(error)
 
 
@@ -439,8 +518,10 @@ def test_chunks_longer_than_the_data_are_refused(
     monkeypatch: pytest.MonkeyPatch, fake_proc: Path
 ) -> None:
     use_fake(monkeypatch, {})
-    with afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc) as session, \
-            pytest.raises(ValueError, match="sum to at most 16 bytes"):
+    with (
+        afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc) as session,
+        pytest.raises(ValueError, match="sum to at most 16 bytes"),
+    ):
         session.encrypt(bytes(16), bytes(16), chunks=[8, 16])
 
 
@@ -466,9 +547,13 @@ def test_send_cut_short_by_the_kernel_names_the_size(
 ) -> None:
     """af_alg returns a partial count when its buffers or option memory run out."""
     use_fake(monkeypatch, {"sendmsg": lambda data: len(data) // 2})
-    with afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc) as session, \
-            pytest.raises(afalg.OperationFailed,
-                          match="EMSGSIZE: 1048576 bytes do not fit AF_ALG's socket buffers"):
+    with (
+        afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc) as session,
+        pytest.raises(
+            afalg.OperationFailed,
+            match="EMSGSIZE: 1048576 bytes do not fit AF_ALG's socket buffers",
+        ),
+    ):
         session.encrypt(bytes(1 << 20), bytes(16))
 
 
@@ -476,9 +561,10 @@ def test_aead_bad_tag_returns_no_plaintext(
     monkeypatch: pytest.MonkeyPatch, fake_proc: Path
 ) -> None:
     use_fake(monkeypatch, {"recv_into": errno.EBADMSG})
-    with afalg.open_aead("gcm(aes)", bytes(16), authsize=16,
-                         proc_crypto_path=fake_proc) as session, \
-            pytest.raises(afalg.AuthenticationFailed):
+    with (
+        afalg.open_aead("gcm(aes)", bytes(16), authsize=16, proc_crypto_path=fake_proc) as session,
+        pytest.raises(afalg.AuthenticationFailed),
+    ):
         session.decrypt(bytes(48), bytes(12), b"aad")
 
 
@@ -493,14 +579,17 @@ def test_hung_driver_raises_operation_timeout(
 
     use_fake(monkeypatch, {"recv_into": hang})
     try:
-        with afalg.open_skcipher("cbc(aes)", bytes(16), timeout=0.2,
-                                 proc_crypto_path=fake_proc) as session:
+        with afalg.open_skcipher(
+            "cbc(aes)", bytes(16), timeout=0.2, proc_crypto_path=fake_proc
+        ) as session:
             with pytest.raises(afalg.OperationTimeout) as caught:
                 session.encrypt(bytes(16), bytes(16))
             assert caught.value.op == "encrypt"
             assert caught.value.timeout == 0.2
-            assert "cbc(aes) (driver virtio_crypto_aes_cbc): encrypt did not complete within " \
-                   "0.2 s; the driver may be hung" in str(caught.value)
+            assert (
+                "cbc(aes) (driver virtio_crypto_aes_cbc): encrypt did not complete within "
+                "0.2 s; the driver may be hung" in str(caught.value)
+            )
             # The stuck worker may still own the transform: the session refuses further use.
             with pytest.raises(afalg.OperationFailed, match="unusable since its encrypt"):
                 session.encrypt(bytes(16), bytes(16))
@@ -524,19 +613,30 @@ def test_timing_loop_may_outlast_the_timeout_while_it_progresses(
         assert session.digest_size == 32
 
 
-@pytest.mark.parametrize(("open_session", "isolated"), [
-    (lambda path: afalg.open_skcipher("cbc(aes-generic)", bytes(16), proc_crypto_path=path),
-     False),
-    (lambda path: afalg.open_skcipher("virtio_crypto_aes_cbc", bytes(16),
-                                      proc_crypto_path=path), True),
-    (lambda path: afalg.open_hash("sha256-generic", proc_crypto_path=path), False),
-    (lambda path: afalg.open_hash("sha256-offload", proc_crypto_path=path), True),
-    (lambda path: afalg.open_rng("ansi_cprng", bytes(48), proc_crypto_path=path), False),
-    (lambda path: afalg.open_hash("unlisted", proc_crypto_path=path), True),
-])
+@pytest.mark.parametrize(
+    ("open_session", "isolated"),
+    [
+        (
+            lambda path: afalg.open_skcipher("cbc(aes-generic)", bytes(16), proc_crypto_path=path),
+            False,
+        ),
+        (
+            lambda path: afalg.open_skcipher(
+                "virtio_crypto_aes_cbc", bytes(16), proc_crypto_path=path
+            ),
+            True,
+        ),
+        (lambda path: afalg.open_hash("sha256-generic", proc_crypto_path=path), False),
+        (lambda path: afalg.open_hash("sha256-offload", proc_crypto_path=path), True),
+        (lambda path: afalg.open_rng("ansi_cprng", bytes(48), proc_crypto_path=path), False),
+        (lambda path: afalg.open_hash("unlisted", proc_crypto_path=path), True),
+    ],
+)
 def test_only_drivers_that_may_sleep_run_in_a_watched_thread(
-    monkeypatch: pytest.MonkeyPatch, fake_proc: Path,
-    open_session: Callable[[Path], afalg.AfAlgSession], isolated: bool
+    monkeypatch: pytest.MonkeyPatch,
+    fake_proc: Path,
+    open_session: Callable[[Path], afalg.AfAlgSession],
+    isolated: bool,
 ) -> None:
     """Synchronous drivers compute inside the syscall: a thread per call would only cost."""
     use_fake(monkeypatch, {})
@@ -550,8 +650,10 @@ def test_unknown_type_and_op_are_value_errors(
     with pytest.raises(ValueError, match="unknown AF_ALG type"):
         afalg.afalg_available("cipher")
     use_fake(monkeypatch, {})
-    with afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc) as session, \
-            pytest.raises(ValueError, match="op must be"):
+    with (
+        afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc) as session,
+        pytest.raises(ValueError, match="op must be"),
+    ):
         session.crypt_loop(bytes(16), bytes(16), "sign", 1)
 
 

@@ -14,15 +14,18 @@ from pytest_hwcrypto.verdict.bytes_diff import (
 )
 
 
-@pytest.mark.parametrize(("expected", "got", "offset"), [
-    (b"", b"", None),
-    (b"abc", b"abc", None),
-    (b"abc", b"abd", 2),
-    (b"abc", b"xbc", 0),
-    (b"abcdef", b"abc", 3),  # short: differs where got ends
-    (b"abc", b"abcdef", 3),  # long
-    (b"abc", b"", 0),
-])
+@pytest.mark.parametrize(
+    ("expected", "got", "offset"),
+    [
+        (b"", b"", None),
+        (b"abc", b"abc", None),
+        (b"abc", b"abd", 2),
+        (b"abc", b"xbc", 0),
+        (b"abcdef", b"abc", 3),  # short: differs where got ends
+        (b"abc", b"abcdef", 3),  # long
+        (b"abc", b"", 0),
+    ],
+)
 def test_first_difference(expected: bytes, got: bytes, offset: int | None) -> None:
     assert first_difference(expected, got) == offset
 
@@ -63,7 +66,8 @@ def test_short_and_wrong_output_says_both() -> None:
     assert diff is not None
     assert diff.short and not diff.truncated_only
     assert diff.reason().startswith(
-        "short and wrong output: 16 of 32 bytes, first difference at byte 1")
+        "short and wrong output: 16 of 32 bytes, first difference at byte 1"
+    )
 
 
 def test_long_output() -> None:
@@ -76,8 +80,9 @@ def test_long_output() -> None:
 def test_mismatch_message_starts_with_the_subject() -> None:
     message = mismatch_message("xts(ecb(aes-generic)) encrypt vs OpenSSL", b"\x01", b"\x02")
     assert message is not None
-    assert message.startswith("xts(ecb(aes-generic)) encrypt vs OpenSSL: wrong output: "
-                              "first difference at byte 0 of 1")
+    assert message.startswith(
+        "xts(ecb(aes-generic)) encrypt vs OpenSSL: wrong output: first difference at byte 0 of 1"
+    )
 
 
 def test_window_is_clamped_to_the_data() -> None:

@@ -54,31 +54,53 @@ def test_uml_aes_fixed_time_is_generic() -> None:
 @pytest.mark.parametrize("path", [UML, UML_TEMPLATES], ids=lambda path: path.name)
 def test_user_mode_linux_has_only_generic_software(path: Path) -> None:
     # UML has no crypto hardware and no arch-optimised crypto: everything must be generic.
-    classes = {alg.driver: classify_driver(alg.driver, alg.module or "")
-               for alg in read_proc_crypto(path)}
+    classes = {
+        alg.driver: classify_driver(alg.driver, alg.module or "") for alg in read_proc_crypto(path)
+    }
     assert {driver for driver, cls in classes.items() if cls != GENERIC} == set()
 
 
-@pytest.mark.parametrize("driver", [
-    "xts(ecb(aes-generic))", "xts(ecb(aes-fixed-time))", "cryptd(cbc(aes-generic))",
-    "authenc(hmac(sha256-generic),cryptd(cbc(aes-generic)))",
-    "rfc7539(chacha20-generic,poly1305-generic)",
-    "ccm_base(ctr(aes-fixed-time),cbcmac(aes-fixed-time))",
-    "rfc4106(gcm_base(ctr(aes-fixed-time),ghash-generic))",
-    "drbg_nopr_hmac_sha512", "jitterentropy_rng", "sha3-512-generic",
-])
+@pytest.mark.parametrize(
+    "driver",
+    [
+        "xts(ecb(aes-generic))",
+        "xts(ecb(aes-fixed-time))",
+        "cryptd(cbc(aes-generic))",
+        "authenc(hmac(sha256-generic),cryptd(cbc(aes-generic)))",
+        "rfc7539(chacha20-generic,poly1305-generic)",
+        "ccm_base(ctr(aes-fixed-time),cbcmac(aes-fixed-time))",
+        "rfc4106(gcm_base(ctr(aes-fixed-time),ghash-generic))",
+        "drbg_nopr_hmac_sha512",
+        "jitterentropy_rng",
+        "sha3-512-generic",
+    ],
+)
 def test_uml_template_and_rng_drivers_are_generic(driver: str) -> None:
     assert class_in_capture(UML_TEMPLATES, driver) == GENERIC
 
 
 def test_host_library_wrappers_are_unknown_not_generic() -> None:
     # sha256-lib runs SHA-NI on this host (CONFIG_CRYPTO_LIB_SHA256_ARCH=y): not portable C.
-    unknown = {alg.driver for alg in read_proc_crypto(HOST)
-               if classify_driver(alg.driver, alg.module or "") == UNKNOWN}
+    unknown = {
+        alg.driver
+        for alg in read_proc_crypto(HOST)
+        if classify_driver(alg.driver, alg.module or "") == UNKNOWN
+    }
     assert unknown == {
-        "crc32c-lib", "md5-lib", "sha1-lib", "sha224-lib", "sha256-lib", "sha384-lib",
-        "sha512-lib", "hmac-md5-lib", "hmac-sha1-lib", "hmac-sha224-lib", "hmac-sha256-lib",
-        "hmac-sha384-lib", "hmac-sha512-lib"}
+        "crc32c-lib",
+        "md5-lib",
+        "sha1-lib",
+        "sha224-lib",
+        "sha256-lib",
+        "sha384-lib",
+        "sha512-lib",
+        "hmac-md5-lib",
+        "hmac-sha1-lib",
+        "hmac-sha224-lib",
+        "hmac-sha256-lib",
+        "hmac-sha384-lib",
+        "hmac-sha512-lib",
+    }
 
 
 def test_host_lskcipher_template_and_drbg_are_generic() -> None:
@@ -196,24 +218,30 @@ KNOWN = [
 ]
 
 
-@pytest.mark.parametrize(("driver", "module", "expected"), KNOWN,
-                         ids=[f"{driver}@{module}" for driver, module, _ in KNOWN])
+@pytest.mark.parametrize(
+    ("driver", "module", "expected"),
+    KNOWN,
+    ids=[f"{driver}@{module}" for driver, module, _ in KNOWN],
+)
 def test_known_driver_names(driver: str, module: str, expected: str) -> None:
     assert classify_driver(driver, module) == expected
 
 
-@pytest.mark.parametrize(("driver", "module"), [
-    ("mystery-aes", "kernel"),
-    ("mystery-aes", "vendor_crypto"),
-    ("sha256", "kernel"),
-    ("sha256-lib", "kernel"),
-    ("aes-lib", "kernel"),
-    ("cbc(mystery-aes)", "cbc"),
-    ("gcm_base(ctr(aes-generic),mystery-ghash)", "gcm"),
-    ("x(aes-generic))", "kernel"),
-    ("()", "kernel"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("driver", "module"),
+    [
+        ("mystery-aes", "kernel"),
+        ("mystery-aes", "vendor_crypto"),
+        ("sha256", "kernel"),
+        ("sha256-lib", "kernel"),
+        ("aes-lib", "kernel"),
+        ("cbc(mystery-aes)", "cbc"),
+        ("gcm_base(ctr(aes-generic),mystery-ghash)", "gcm"),
+        ("x(aes-generic))", "kernel"),
+        ("()", "kernel"),
+        ("", ""),
+    ],
+)
 def test_unknown_stays_unknown(driver: str, module: str) -> None:
     assert classify_driver(driver, module) == UNKNOWN
 
@@ -235,7 +263,9 @@ def test_template_modules_do_not_decide() -> None:
 def test_split_template() -> None:
     assert split_template("xts(ecb(aes-generic))") == ("xts", ["ecb(aes-generic)"])
     assert split_template("gcm_base(ctr(aes-generic),ghash-generic)") == (
-        "gcm_base", ["ctr(aes-generic)", "ghash-generic"])
+        "gcm_base",
+        ["ctr(aes-generic)", "ghash-generic"],
+    )
     assert split_template("aes-generic") is None
     assert split_template("cbc(aes)-ixp4xx") is None
     assert split_template("(aes)") is None
@@ -244,19 +274,24 @@ def test_split_template() -> None:
 
 def test_inner_drivers_flattens_nested_templates_left_to_right() -> None:
     assert inner_drivers("authenc(hmac(sha256-generic),cryptd(cbc(aes-generic)))") == [
-        "sha256-generic", "aes-generic"]
+        "sha256-generic",
+        "aes-generic",
+    ]
     assert inner_drivers("pkcs1pad(rsa-generic,sha256)") == ["rsa-generic"]
     assert inner_drivers("aes-generic") == []
 
 
-@pytest.mark.parametrize(("parts", "expected"), [
-    ([GENERIC, GENERIC], GENERIC),
-    ([GENERIC, CPU_ACCEL], CPU_ACCEL),
-    ([CPU_ACCEL, OFFLOAD, GENERIC], OFFLOAD),
-    ([CPU_ACCEL, UNKNOWN], UNKNOWN),
-    ([OFFLOAD, UNKNOWN], OFFLOAD),
-    ([], UNKNOWN),
-])
+@pytest.mark.parametrize(
+    ("parts", "expected"),
+    [
+        ([GENERIC, GENERIC], GENERIC),
+        ([GENERIC, CPU_ACCEL], CPU_ACCEL),
+        ([CPU_ACCEL, OFFLOAD, GENERIC], OFFLOAD),
+        ([CPU_ACCEL, UNKNOWN], UNKNOWN),
+        ([OFFLOAD, UNKNOWN], OFFLOAD),
+        ([], UNKNOWN),
+    ],
+)
 def test_combine_classes(parts: list[str], expected: str) -> None:
     assert combine_classes(parts) == expected
 

@@ -27,13 +27,15 @@ def test_case_seed_is_stable_and_depends_on_session_algorithm_and_index() -> Non
 def test_seed_from_text_is_not_python_hash() -> None:
     # Fixed value: if this changes, every printed seed of earlier runs stops reproducing.
     assert d.seed_from_text("1234:cbc(aes) fuzz #3") == d.seed_from_text("1234:cbc(aes) fuzz #3")
-    assert d.seed_from_text("a") == int.from_bytes(
-        bytes.fromhex("ca978112ca1bbdca"), "big") % (1 << 32)
+    assert d.seed_from_text("a") == int.from_bytes(bytes.fromhex("ca978112ca1bbdca"), "big") % (
+        1 << 32
+    )
 
 
 def test_session_seed_precedence() -> None:
     assert d.session_seed(7, "run-id", fresh=lambda: 99) == d.SessionSeed(
-        7, "option --hwcrypto-seed")
+        7, "option --hwcrypto-seed"
+    )
     from_run = d.session_seed(None, "run-id", fresh=lambda: 99)
     assert from_run.value == d.seed_from_text("run-id")
     assert "xdist" in from_run.source
@@ -104,8 +106,11 @@ def test_key_sizes_cycle_and_odd_cases_are_misaligned() -> None:
 
 def test_ctr_cases_cross_the_64_bit_counter_carry() -> None:
     odd = generate_case(SPECS["ctr(aes)"], 1, 3)
-    assert odd.iv[8:] in {bytes.fromhex("ffffffffffffffff"), bytes.fromhex("fffffffffffffffe"),
-                          bytes.fromhex("fffffffffffffffd")}
+    assert odd.iv[8:] in {
+        bytes.fromhex("ffffffffffffffff"),
+        bytes.fromhex("fffffffffffffffe"),
+        bytes.fromhex("fffffffffffffffd"),
+    }
 
 
 def test_chunks_split_the_data_unevenly() -> None:
@@ -120,17 +125,25 @@ def test_chunks_split_the_data_unevenly() -> None:
 def test_describe_has_everything_to_reproduce() -> None:
     case = generate_case(SPECS["gcm(aes)"], 1, 1234)
     text = case.describe()
-    for part in ("gcm(aes) fuzz #1", "session seed 1234", f"case seed {case.seed}",
-                 "key (24 bytes)", f"iv {case.iv.hex()}", "authsize 12", "length 1",
-                 "misaligned by"):
+    for part in (
+        "gcm(aes) fuzz #1",
+        "session seed 1234",
+        f"case seed {case.seed}",
+        "key (24 bytes)",
+        f"iv {case.iv.hex()}",
+        "authsize 12",
+        "length 1",
+        "misaligned by",
+    ):
         assert part in text
 
 
 def test_references_against_known_answers() -> None:
     # FIPS 197 C.1 (AES-128 ECB) and the SHA-256 of "abc" (FIPS 180-2 B.1): spot checks
     # that the reference wiring picks the right primitive and mode.
-    aes = d.encrypt_reference(SPECS["ecb(aes)"], bytes(range(16)), b"",
-                              bytes.fromhex("00112233445566778899aabbccddeeff"))
+    aes = d.encrypt_reference(
+        SPECS["ecb(aes)"], bytes(range(16)), b"", bytes.fromhex("00112233445566778899aabbccddeeff")
+    )
     assert aes.hex() == "69c4e0d86a7b0430d8cdb78070b4c55a"
     sha = d.digest_reference(SPECS["sha256"], None, b"abc")
     assert sha.hex().startswith("ba7816bf8f01cfea")
@@ -184,9 +197,14 @@ def test_pinned_bindings_cover_every_aes_driver_inner_modes_first() -> None:
     bindings = d.pinned_bindings(registered("uml-6.1.176-templates.txt"))
     names = [name for _, name in bindings]
     for driver in ("aes-generic", "aes-fixed-time"):
-        for name in (f"ecb({driver})", f"cbc({driver})", f"ctr({driver})",
-                     f"xts(ecb({driver}))", f"cmac({driver})",
-                     f"gcm_base(ctr({driver}),ghash-generic)"):
+        for name in (
+            f"ecb({driver})",
+            f"cbc({driver})",
+            f"ctr({driver})",
+            f"xts(ecb({driver}))",
+            f"cmac({driver})",
+            f"gcm_base(ctr({driver}),ghash-generic)",
+        ):
             assert name in names
         # xts and gcm are built on ecb/ctr instances: those must exist first.
         assert names.index(f"ecb({driver})") < names.index(f"xts(ecb({driver}))")
@@ -216,8 +234,9 @@ def test_targets_on_the_uml_capture() -> None:
 
 def test_targets_do_not_depend_on_what_proc_crypto_happened_to_list() -> None:
     """Two xdist workers may see different instances; they must collect the same targets."""
-    without_instances = [r for r in registered("uml-6.1.176-templates.txt")
-                         if not d.is_template_instance(r.driver)]
+    without_instances = [
+        r for r in registered("uml-6.1.176-templates.txt") if not d.is_template_instance(r.driver)
+    ]
     with_instances = registered("uml-6.1.176-templates.txt")
     pinned: dict[str, set[str]] = {}
     for algorithm, name in d.pinned_bindings(with_instances):
@@ -228,16 +247,20 @@ def test_targets_do_not_depend_on_what_proc_crypto_happened_to_list() -> None:
 
 
 def test_internal_drivers_are_never_targets() -> None:
-    entries = [d.Registered("cbc(aes)", "__cbc-aes-aesni", "skcipher", True, "cpu-accel"),
-               d.Registered("cbc(aes)", "cbc-aes-aesni", "skcipher", False, "cpu-accel")]
+    entries = [
+        d.Registered("cbc(aes)", "__cbc-aes-aesni", "skcipher", True, "cpu-accel"),
+        d.Registered("cbc(aes)", "cbc-aes-aesni", "skcipher", False, "cpu-accel"),
+    ]
     targets = d.select_targets(entries, {}, ("cbc(aes)",), classify)
     assert [t.driver for t in targets] == ["cbc-aes-aesni"]
 
 
 def test_reference_driver_prefers_the_portable_c() -> None:
-    targets = [d.Target("cbc(aes)", "cbc(aes-fixed-time)", "skcipher", "generic"),
-               d.Target("cbc(aes)", "cbc(aes-generic)", "skcipher", "generic"),
-               d.Target("cbc(aes)", "cbc-aes-aesni", "skcipher", "cpu-accel")]
+    targets = [
+        d.Target("cbc(aes)", "cbc(aes-fixed-time)", "skcipher", "generic"),
+        d.Target("cbc(aes)", "cbc(aes-generic)", "skcipher", "generic"),
+        d.Target("cbc(aes)", "cbc-aes-aesni", "skcipher", "cpu-accel"),
+    ]
     reference = d.reference_driver(targets, "cbc(aes)")
     assert reference is not None and reference.driver == "cbc(aes-generic)"
     assert d.reference_driver(targets[2:], "cbc(aes)") is None

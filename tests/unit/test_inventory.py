@@ -64,10 +64,23 @@ def test_every_entry_has_a_class_and_json_item(path: Path) -> None:
         assert entry.driver_class in DRIVER_CLASSES
         assert entry.driver_class == classify_driver(entry.driver, entry.module or "")
         item = entry.to_json()
-        assert list(item) == ["name", "driver", "module", "priority", "type", "class",
-                              "selftest", "winner", "refcnt", "internal"]
+        assert list(item) == [
+            "name",
+            "driver",
+            "module",
+            "priority",
+            "type",
+            "class",
+            "selftest",
+            "winner",
+            "refcnt",
+            "internal",
+        ]
         assert (item["name"], item["driver"], item["class"]) == (
-            entry.name, entry.driver, entry.driver_class)
+            entry.name,
+            entry.driver,
+            entry.driver_class,
+        )
 
 
 # --- concrete winners ---------------------------------------------------------------------------
@@ -84,17 +97,23 @@ def test_uml_aes_and_xts_aes_winners_without_aes_ti() -> None:
 def test_uml_with_aes_ti_fixed_time_wins_by_priority_101() -> None:
     entries = inventory(UML_TEMPLATES)
     assert [(e.driver, e.priority, e.winner) for e in drivers_of(entries, "aes")] == [
-        ("aes-fixed-time", 101, True), ("aes-generic", 100, False)]
+        ("aes-fixed-time", 101, True),
+        ("aes-generic", 100, False),
+    ]
     assert [(e.driver, e.priority, e.winner) for e in drivers_of(entries, "xts(aes)")] == [
-        ("xts(ecb(aes-fixed-time))", 101, True), ("xts(ecb(aes-generic))", 100, False)]
+        ("xts(ecb(aes-fixed-time))", 101, True),
+        ("xts(ecb(aes-generic))", 100, False),
+    ]
 
 
 def test_uml_cryptd_wrapper_wins_cbc_aes() -> None:
     # cryptd adds 50 to the priority of what it wraps: 150 beats aes-fixed-time's 101.
     entries = inventory(UML_TEMPLATES)
     assert [(e.driver, e.priority) for e in drivers_of(entries, "cbc(aes)")] == [
-        ("cryptd(cbc(aes-generic))", 150), ("cbc(aes-fixed-time)", 101),
-        ("cbc(aes-generic)", 100)]
+        ("cryptd(cbc(aes-generic))", 150),
+        ("cbc(aes-fixed-time)", 101),
+        ("cbc(aes-generic)", 100),
+    ]
 
 
 def test_uml_stdrng_winner_is_the_highest_drbg() -> None:
@@ -122,21 +141,34 @@ def test_host_lskcipher_and_fixed_time_winners() -> None:
 def test_algorithms_with_multiple_drivers_on_captures() -> None:
     assert algorithms_with_multiple_drivers(inventory(UML)) == []
     assert algorithms_with_multiple_drivers(inventory(UML_TEMPLATES)) == [
-        "cbc(aes)", "xts(aes)", "ecb(aes)", "aes"]
+        "cbc(aes)",
+        "xts(aes)",
+        "ecb(aes)",
+        "aes",
+    ]
     # stdrng has eight drivers, but rng is not a comparable type unless asked for.
-    assert algorithms_with_multiple_drivers(inventory(UML_TEMPLATES), types=("rng",)) == [
-        "stdrng"]
+    assert algorithms_with_multiple_drivers(inventory(UML_TEMPLATES), types=("rng",)) == ["stdrng"]
     assert algorithms_with_multiple_drivers(inventory(HOST)) == ["aes"]
 
 
 # --- hand-made rules -------------------------------------------------------------------------
 
 
-def block(name: str, driver: str, priority: int, *, module: str = "kernel",
-          internal: str = "no", selftest: str = "passed", alg_type: str = "skcipher") -> str:
-    return (f"name         : {name}\ndriver       : {driver}\nmodule       : {module}\n"
-            f"priority     : {priority}\nrefcnt       : 1\nselftest     : {selftest}\n"
-            f"internal     : {internal}\ntype         : {alg_type}\n\n")
+def block(
+    name: str,
+    driver: str,
+    priority: int,
+    *,
+    module: str = "kernel",
+    internal: str = "no",
+    selftest: str = "passed",
+    alg_type: str = "skcipher",
+) -> str:
+    return (
+        f"name         : {name}\ndriver       : {driver}\nmodule       : {module}\n"
+        f"priority     : {priority}\nrefcnt       : 1\nselftest     : {selftest}\n"
+        f"internal     : {internal}\ntype         : {alg_type}\n\n"
+    )
 
 
 def entries_of(*blocks: str) -> list[InventoryEntry]:
@@ -153,16 +185,21 @@ AESNI = (
 def test_internal_helper_never_wins() -> None:
     entries = entries_of(
         block("xts(aes)", "__xts-aes-aesni", 999, module="aesni_intel", internal="yes"),
-        block("xts(aes)", "xts(ecb(aes-generic))", 100, module="xts"))
+        block("xts(aes)", "xts(ecb(aes-generic))", 100, module="xts"),
+    )
     assert [(e.driver, e.winner) for e in entries] == [
-        ("__xts-aes-aesni", False), ("xts(ecb(aes-generic))", True)]
+        ("__xts-aes-aesni", False),
+        ("xts(ecb(aes-generic))", True),
+    ]
 
 
 def test_priority_decides_and_the_class_follows_the_driver() -> None:
     entries = entries_of(AESNI)
     xts = drivers_of(entries, "xts(aes)")
     assert [(e.driver, e.driver_class, e.winner) for e in xts] == [
-        ("xts-aes-aesni", "cpu-accel", True), ("xts(ecb(aes-generic))", "generic", False)]
+        ("xts-aes-aesni", "cpu-accel", True),
+        ("xts(ecb(aes-generic))", "generic", False),
+    ]
     helper = find_driver(entries, "__xts-aes-aesni")
     # Alone under its name, but internal: never handed out by name, so no winner there.
     assert helper is not None and not helper.winner and helper.is_hardware
@@ -179,9 +216,16 @@ def test_untested_or_failed_driver_does_not_win() -> None:
     # virtio-crypto-rsa fails its self-test on QEMU: /proc/crypto shows "unknown" and the
     # kernel hands out rsa-generic although virtio has the higher priority.
     entries = entries_of(
-        block("rsa", "virtio-crypto-rsa", 150, module="virtio_crypto", selftest="unknown",
-              alg_type="akcipher"),
-        block("rsa", "rsa-generic", 100, alg_type="akcipher"))
+        block(
+            "rsa",
+            "virtio-crypto-rsa",
+            150,
+            module="virtio_crypto",
+            selftest="unknown",
+            alg_type="akcipher",
+        ),
+        block("rsa", "rsa-generic", 100, alg_type="akcipher"),
+    )
     assert winner_driver(entries, "rsa") == "rsa-generic"
     assert drivers_of(entries, "rsa")[1].driver_class == "offload"
 
@@ -204,7 +248,8 @@ def test_skcipher_and_lskcipher_compete_hash_types_compete() -> None:
         block("cbc(aes)", "cbc(ecb(aes-fixed-time))", 101, alg_type="lskcipher"),
         block("cbc(aes)", "cbc-aes-aesni", 400, module="aesni_intel"),
         block("sha256", "sha256-generic", 100, alg_type="shash"),
-        block("sha256", "sha256-caam", 300, module="caam_jr", alg_type="ahash"))
+        block("sha256", "sha256-caam", 300, module="caam_jr", alg_type="ahash"),
+    )
     assert winner_driver(entries, "cbc(aes)") == "cbc-aes-aesni"
     assert winner_driver(entries, "sha256") == "sha256-caam"
     assert type_family("lskcipher") == type_family("skcipher") == "skcipher"
@@ -213,7 +258,8 @@ def test_skcipher_and_lskcipher_compete_hash_types_compete() -> None:
 
 def test_missing_priority_ranks_lowest() -> None:
     text = "name : aes\ndriver : aes-odd\ntype : cipher\n\n" + block(
-        "aes", "aes-generic", 0, alg_type="cipher")
+        "aes", "aes-generic", 0, alg_type="cipher"
+    )
     entries = build_inventory(parse_proc_crypto(text))
     assert winner_driver(entries, "aes") == "aes-generic"
     assert entries[0].to_json()["priority"] is None
@@ -222,9 +268,17 @@ def test_missing_priority_ranks_lowest() -> None:
 def test_to_json_values() -> None:
     entry = entries_of(AESNI)[0]
     assert entry.to_json() == {
-        "name": "__xts(aes)", "driver": "__xts-aes-aesni", "module": "aesni_intel",
-        "priority": 401, "type": "skcipher", "class": "cpu-accel", "selftest": "passed",
-        "winner": False, "refcnt": 1, "internal": True}
+        "name": "__xts(aes)",
+        "driver": "__xts-aes-aesni",
+        "module": "aesni_intel",
+        "priority": 401,
+        "type": "skcipher",
+        "class": "cpu-accel",
+        "selftest": "passed",
+        "winner": False,
+        "refcnt": 1,
+        "internal": True,
+    }
 
 
 def test_custom_classifier_is_used() -> None:
@@ -248,14 +302,34 @@ def test_algorithms_with_multiple_drivers_ignores_internal_and_duplicates() -> N
 def test_format_inventory_table_is_aligned_and_marks_winners() -> None:
     table = format_inventory_table(entries_of(AESNI))
     lines = table.splitlines()
-    assert lines[0].split() == ["name", "driver", "module", "priority", "class", "winner",
-                                "selftest"]
-    assert lines[2].split() == ["xts(aes)", "xts-aes-aesni", "aesni_intel", "401",
-                                "cpu-accel", "*", "passed"]
-    assert lines[3].split() == ["xts(aes)", "xts(ecb(aes-generic))", "xts", "100", "generic",
-                                "passed"]
+    assert lines[0].split() == [
+        "name",
+        "driver",
+        "module",
+        "priority",
+        "class",
+        "winner",
+        "selftest",
+    ]
+    assert lines[2].split() == [
+        "xts(aes)",
+        "xts-aes-aesni",
+        "aesni_intel",
+        "401",
+        "cpu-accel",
+        "*",
+        "passed",
+    ]
+    assert lines[3].split() == [
+        "xts(aes)",
+        "xts(ecb(aes-generic))",
+        "xts",
+        "100",
+        "generic",
+        "passed",
+    ]
     column = lines[0].index("driver")
-    assert all(line[column - 2:column] == "  " and line[column] != " " for line in lines)
+    assert all(line[column - 2 : column] == "  " and line[column] != " " for line in lines)
     assert lines[0].index("winner") == lines[2].index("*")
     assert not table.endswith("\n")
 
@@ -264,11 +338,25 @@ def test_format_inventory_table_of_a_real_capture() -> None:
     lines = format_inventory_table(inventory(UML_TEMPLATES)).splitlines()
     assert len(lines) == 1 + len(read_proc_crypto(UML_TEMPLATES))
     fixed = next(line for line in lines if line.split()[1:2] == ["xts(ecb(aes-fixed-time))"])
-    assert fixed.split() == ["xts(aes)", "xts(ecb(aes-fixed-time))", "xts", "101", "generic",
-                             "*", "passed"]
+    assert fixed.split() == [
+        "xts(aes)",
+        "xts(ecb(aes-fixed-time))",
+        "xts",
+        "101",
+        "generic",
+        "*",
+        "passed",
+    ]
 
 
 def test_format_of_missing_values_uses_dashes() -> None:
     entries = build_inventory(parse_proc_crypto("name : aes\ndriver : aes-odd\n\n"))
     assert format_inventory_table(entries).splitlines()[1].split() == [
-        "aes", "aes-odd", "-", "-", "unknown", "*", "-"]
+        "aes",
+        "aes-odd",
+        "-",
+        "-",
+        "unknown",
+        "*",
+        "-",
+    ]

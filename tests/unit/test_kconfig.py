@@ -169,8 +169,11 @@ def test_selftests_unknown_without_crypto_in_config() -> None:
 
 
 def test_extra_tests_old_option_and_absent() -> None:
-    cfg = parse_kconfig(DEBIAN_61.replace(
-        "# CONFIG_CRYPTO_MANAGER_EXTRA_TESTS is not set", "CONFIG_CRYPTO_MANAGER_EXTRA_TESTS=y"))
+    cfg = parse_kconfig(
+        DEBIAN_61.replace(
+            "# CONFIG_CRYPTO_MANAGER_EXTRA_TESTS is not set", "CONFIG_CRYPTO_MANAGER_EXTRA_TESTS=y"
+        )
+    )
     assert extra_selftests_enabled(cfg) is True
     tests_on_no_extra = parse_kconfig("CONFIG_CRYPTO_SELFTESTS=y\n")
     assert extra_selftests_enabled(tests_on_no_extra) is False
@@ -178,16 +181,25 @@ def test_extra_tests_old_option_and_absent() -> None:
 
 def test_user_api_and_tcrypt_options() -> None:
     assert user_api_options(parse_kconfig(DEBIAN_61)) == {
-        "skcipher": "m", "hash": "m", "aead": "m", "rng": "m"}
+        "skcipher": "m",
+        "hash": "m",
+        "aead": "m",
+        "rng": "m",
+    }
     assert user_api_options(parse_kconfig(HOST_618)) == {
-        "skcipher": "n", "hash": "n", "aead": "n", "rng": "n"}
+        "skcipher": "n",
+        "hash": "n",
+        "aead": "n",
+        "rng": "n",
+    }
     assert user_api_options(parse_kconfig(NEW_WITH_TESTS))["skcipher"] == "y"
     assert user_api_options(parse_kconfig(NEW_WITH_TESTS))["hash"] is None
     assert tcrypt_option(parse_kconfig(DEBIAN_61)) == ("CONFIG_CRYPTO_TEST", "m")
     assert tcrypt_option(parse_kconfig(NEW_WITH_TESTS)) == ("CONFIG_CRYPTO_BENCHMARK", "m")
     assert tcrypt_option(parse_kconfig(HOST_618)) is None
     assert tcrypt_available(parse_kconfig(DEBIAN_61)) and not tcrypt_available(
-        parse_kconfig(HOST_618))
+        parse_kconfig(HOST_618)
+    )
 
 
 # --- locating the config -------------------------------------------------------------------
@@ -196,8 +208,10 @@ def test_user_api_and_tcrypt_options() -> None:
 def test_candidates_and_first_existing(tmp_path: Path) -> None:
     candidates = kernel_config_candidates("6.1.0-57-amd64", tmp_path)
     assert candidates == [
-        tmp_path / "proc/config.gz", tmp_path / "boot/config-6.1.0-57-amd64",
-        tmp_path / "lib/modules/6.1.0-57-amd64/config"]
+        tmp_path / "proc/config.gz",
+        tmp_path / "boot/config-6.1.0-57-amd64",
+        tmp_path / "lib/modules/6.1.0-57-amd64/config",
+    ]
     assert find_kernel_config(candidates) is None
     (tmp_path / "boot").mkdir()
     (tmp_path / "boot/config-6.1.0-57-amd64").write_text(DEBIAN_61)
@@ -238,10 +252,18 @@ af_alg 12483 4 algif_rng,algif_aead,algif_hash,algif_skcipher, Live 0x00000000c2
 """
 
 
-def fake_root(tmp_path: Path, *, release: str = "6.1.176", config: str | None = DEBIAN_61,
-              dep: str | None = MODULES_DEP, builtin: str | None = MODULES_BUILTIN,
-              loaded: str | None = PROC_MODULES, fips: str | None = "0\n",
-              modprobe: str | None = None, cmdline: str = "console=ttyS0\n") -> Path:
+def fake_root(
+    tmp_path: Path,
+    *,
+    release: str = "6.1.176",
+    config: str | None = DEBIAN_61,
+    dep: str | None = MODULES_DEP,
+    builtin: str | None = MODULES_BUILTIN,
+    loaded: str | None = PROC_MODULES,
+    fips: str | None = "0\n",
+    modprobe: str | None = None,
+    cmdline: str = "console=ttyS0\n",
+) -> Path:
     def put(relative: str, text: str) -> None:
         path = tmp_path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -265,23 +287,40 @@ def fake_root(tmp_path: Path, *, release: str = "6.1.176", config: str | None = 
 
 
 def test_gather_kernel_facts_from_a_fake_root(tmp_path: Path) -> None:
-    root = fake_root(tmp_path, modprobe="blacklist aesni-intel\nblacklist e1000e\n"
-                                         "install algif_aead /bin/false\n",
-                     cmdline="quiet modprobe.blacklist=algif_rng\n")
+    root = fake_root(
+        tmp_path,
+        modprobe="blacklist aesni-intel\nblacklist e1000e\ninstall algif_aead /bin/false\n",
+        cmdline="quiet modprobe.blacklist=algif_rng\n",
+    )
     found = gather_kernel_facts(root, machine="x86_64")
     assert (found.release, found.machine) == ("6.1.176", "x86_64")
     assert found.config_source == str(root / "boot/config-6.1.176")
     assert (found.selftests_enabled, found.extra_selftests_enabled) == (True, False)
     assert found.fips_enabled is False and found.tcrypt_available is True
     assert found.user_api == {
-        "skcipher": LOADED, "hash": MODULE, "aead": BLACKLISTED, "rng": BLACKLISTED}
+        "skcipher": LOADED,
+        "hash": MODULE,
+        "aead": BLACKLISTED,
+        "rng": BLACKLISTED,
+    }
     assert [entry.module for entry in found.blacklisted_crypto_modules] == [
-        "aesni_intel", "algif_aead", "algif_rng"]
+        "aesni_intel",
+        "algif_aead",
+        "algif_rng",
+    ]
     assert [entry.module for entry in found.blacklisted_modules] == [
-        "aesni_intel", "e1000e", "algif_aead", "algif_rng"]
+        "aesni_intel",
+        "e1000e",
+        "algif_aead",
+        "algif_rng",
+    ]
     assert found.blacklisted_crypto_modules[2].file == str(root / "proc/cmdline")
     assert [found.has_user_api(kind) for kind in ("skcipher", "hash", "aead", "rng")] == [
-        True, True, False, False]
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 UML_CPUINFO = "processor\t: 0\nvendor_id\t: User Mode Linux\nmodel name\t: UML\nmode\t\t: skas\n"
@@ -299,16 +338,22 @@ def test_tcrypt_is_not_available_on_user_mode_linux_even_when_built(tmp_path: Pa
 
 
 def test_to_json(tmp_path: Path) -> None:
-    found = gather_kernel_facts(fake_root(tmp_path, modprobe="blacklist aesni_intel\n"),
-                                machine="x86_64")
+    found = gather_kernel_facts(
+        fake_root(tmp_path, modprobe="blacklist aesni_intel\n"), machine="x86_64"
+    )
     item = found.to_json()
     assert list(item)[:2] == ["release", "machine"]
     assert item["release"] == "6.1.176" and item["machine"] == "x86_64"
-    assert item["user_api"] == {"skcipher": LOADED, "hash": MODULE, "aead": MODULE,
-                                "rng": MODULE}
-    assert item["blacklisted_crypto_modules"] == [{
-        "module": "aesni_intel", "file": str(tmp_path / "etc/modprobe.d/crypto.conf"),
-        "line": 1, "kind": "blacklist", "command": None}]
+    assert item["user_api"] == {"skcipher": LOADED, "hash": MODULE, "aead": MODULE, "rng": MODULE}
+    assert item["blacklisted_crypto_modules"] == [
+        {
+            "module": "aesni_intel",
+            "file": str(tmp_path / "etc/modprobe.d/crypto.conf"),
+            "line": 1,
+            "kind": "blacklist",
+            "command": None,
+        }
+    ]
     assert item["selftests_enabled"] is True and item["fips_enabled"] is False
 
 
@@ -325,8 +370,9 @@ def test_bare_root_gives_unknowns_not_errors(tmp_path: Path) -> None:
 
 def test_host_like_root_without_af_alg(tmp_path: Path) -> None:
     # Like this host: 6.18, user API not built, self-tests hidden, no FIPS file.
-    root = fake_root(tmp_path, release="6.18.44", config=HOST_618, dep=None, builtin=None,
-                     loaded="", fips=None)
+    root = fake_root(
+        tmp_path, release="6.18.44", config=HOST_618, dep=None, builtin=None, loaded="", fips=None
+    )
     found = gather_kernel_facts(root)
     assert found.selftests_enabled is False and found.fips_enabled is None
     assert set(found.user_api.values()) == {MISSING}
@@ -340,8 +386,7 @@ def test_fips_enabled_one(tmp_path: Path) -> None:
 def test_module_index_under_usr_lib(tmp_path: Path) -> None:
     root = fake_root(tmp_path, dep=None, builtin=None, loaded=None, config=None)
     (root / "usr/lib/modules/6.1.176").mkdir(parents=True)
-    (root / "usr/lib/modules/6.1.176/modules.builtin").write_text(
-        "kernel/crypto/algif_hash.ko\n")
+    (root / "usr/lib/modules/6.1.176/modules.builtin").write_text("kernel/crypto/algif_hash.ko\n")
     assert gather_kernel_facts(root).user_api["hash"] == BUILTIN
     assert gather_kernel_facts(root).user_api["skcipher"] == MISSING
 
@@ -353,11 +398,17 @@ def test_index_beats_config_which_may_name_an_uninstalled_module(tmp_path: Path)
 
 
 def test_user_api_status_from_config_alone() -> None:
-    cfg = parse_kconfig("CONFIG_CRYPTO_USER_API_SKCIPHER=y\nCONFIG_CRYPTO_USER_API_HASH=m\n"
-                        "# CONFIG_CRYPTO_USER_API_AEAD is not set\n")
+    cfg = parse_kconfig(
+        "CONFIG_CRYPTO_USER_API_SKCIPHER=y\nCONFIG_CRYPTO_USER_API_HASH=m\n"
+        "# CONFIG_CRYPTO_USER_API_AEAD is not set\n"
+    )
     blacklist = parse_modprobe_conf("blacklist algif-hash\n")
     assert user_api_status(None, None, cfg) == {
-        "skcipher": BUILTIN, "hash": MODULE, "aead": MISSING, "rng": UNKNOWN}
+        "skcipher": BUILTIN,
+        "hash": MODULE,
+        "aead": MISSING,
+        "rng": UNKNOWN,
+    }
     assert user_api_status(None, None, cfg, blacklist)["hash"] == BLACKLISTED
 
 
@@ -381,7 +432,9 @@ def test_parse_proc_modules() -> None:
 def test_crypto_blacklist_without_index_uses_known_names() -> None:
     entries = parse_modprobe_conf("blacklist sun8i-ce\nblacklist nouveau\nblacklist af_alg\n")
     assert [entry.module for entry in facts.crypto_blacklist_entries(entries, None)] == [
-        "sun8i_ce", "af_alg"]
+        "sun8i_ce",
+        "af_alg",
+    ]
 
 
 def test_kernel_facts_defaults() -> None:

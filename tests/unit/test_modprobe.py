@@ -65,14 +65,14 @@ def test_blacklist_and_disabling_install_lines_with_their_line_numbers() -> None
 
 def test_install_blocks_explicit_loads_blacklist_does_not() -> None:
     entries = parse_modprobe_conf(THINKPAD)
-    assert [entry.blocks_explicit_load for entry in entries] == [
-        False, False, True, True, True]
+    assert [entry.blocks_explicit_load for entry in entries] == [False, False, True, True, True]
 
 
 def test_describe_names_module_rule_and_place() -> None:
     (entry,) = parse_modprobe_conf("install aesni_intel /bin/false\n", "x.conf")
     assert entry.describe() == (
-        "aesni_intel disabled by 'install aesni_intel /bin/false' at x.conf:1")
+        "aesni_intel disabled by 'install aesni_intel /bin/false' at x.conf:1"
+    )
     (entry,) = parse_modprobe_conf("\nblacklist aesni_intel\n", "y.conf")
     assert entry.describe() == "aesni_intel disabled by 'blacklist' at y.conf:2"
     assert entry.location == "y.conf:2"
@@ -81,7 +81,9 @@ def test_describe_names_module_rule_and_place() -> None:
 def test_continuation_lines_join_and_keep_the_first_line_number() -> None:
     text = "# x\ninstall aesni_intel \\\n    /bin/false\nblacklist \\\nsha1_ssse3\n"
     assert modules(parse_modprobe_conf(text)) == [
-        ("aesni_intel", 2, INSTALL), ("sha1_ssse3", 4, BLACKLIST)]
+        ("aesni_intel", 2, INSTALL),
+        ("sha1_ssse3", 4, BLACKLIST),
+    ]
 
 
 def test_continuation_at_end_of_file_is_still_read() -> None:
@@ -95,7 +97,9 @@ def test_comments_blank_lines_and_other_commands_give_nothing() -> None:
 
 def test_debian_fbdev_excerpt() -> None:
     assert modules(parse_modprobe_conf(DEBIAN_FBDEV)) == [
-        ("arkfb", 3, BLACKLIST), ("aty128fb", 4, BLACKLIST)]
+        ("arkfb", 3, BLACKLIST),
+        ("aty128fb", 4, BLACKLIST),
+    ]
 
 
 @pytest.mark.parametrize("name", ["aesni-intel", "aesni_intel", " aesni-intel "])
@@ -126,8 +130,7 @@ def test_files_in_earlier_directories_override_same_name_later_and_order_is_by_n
     write(etc, ".hidden.conf", "blacklist ignored_hidden\n")
     (etc / "dir.conf").mkdir()
     dirs = [etc, tmp_path / "absent", usr]
-    assert modprobe_conf_files(dirs) == [
-        usr / "00-first.conf", etc / "aes.conf", etc / "zz.conf"]
+    assert modprobe_conf_files(dirs) == [usr / "00-first.conf", etc / "aes.conf", etc / "zz.conf"]
     found = find_blacklisted_modules(dirs)
     assert [(entry.module, entry.file) for entry in found] == [
         ("sha1_ssse3", str(usr / "00-first.conf")),
@@ -143,18 +146,25 @@ def test_missing_directories_give_nothing(tmp_path: Path) -> None:
 def test_default_directories_follow_kmod_priority() -> None:
     assert DEFAULT_MODPROBE_DIRS[0] == Path("/etc/modprobe.d")
     assert set(DEFAULT_MODPROBE_DIRS) >= {
-        Path("/etc/modprobe.d"), Path("/lib/modprobe.d"), Path("/usr/lib/modprobe.d"),
-        Path("/run/modprobe.d")}
+        Path("/etc/modprobe.d"),
+        Path("/lib/modprobe.d"),
+        Path("/usr/lib/modprobe.d"),
+        Path("/run/modprobe.d"),
+    }
 
 
 def test_cmdline_blacklists() -> None:
-    cmdline = ("BOOT_IMAGE=/vmlinuz root=/dev/sda1"
-               " modprobe.blacklist=aesni-intel,ghash_clmulni_intel"
-               ' quiet module_blacklist=virtio_crypto, title="a b"\n')
+    cmdline = (
+        "BOOT_IMAGE=/vmlinuz root=/dev/sda1"
+        " modprobe.blacklist=aesni-intel,ghash_clmulni_intel"
+        ' quiet module_blacklist=virtio_crypto, title="a b"\n'
+    )
     entries = parse_cmdline_blacklist(cmdline)
     assert modules(entries) == [
-        ("aesni_intel", 1, BLACKLIST), ("ghash_clmulni_intel", 1, BLACKLIST),
-        ("virtio_crypto", 1, MODULE_BLACKLIST)]
+        ("aesni_intel", 1, BLACKLIST),
+        ("ghash_clmulni_intel", 1, BLACKLIST),
+        ("virtio_crypto", 1, MODULE_BLACKLIST),
+    ]
     assert entries[0].file == "/proc/cmdline"
     assert entries[2].blocks_explicit_load and not entries[0].blocks_explicit_load
 
@@ -168,8 +178,10 @@ def test_cmdline_without_blacklist() -> None:
     assert parse_cmdline_blacklist("console=ttyS0 quiet -- --init-arg") == []
 
 
-@pytest.mark.skipif(not Path("/lib/modprobe.d/fbdev-blacklist.conf").exists(),
-                    reason="needs Debian's /lib/modprobe.d/fbdev-blacklist.conf")
+@pytest.mark.skipif(
+    not Path("/lib/modprobe.d/fbdev-blacklist.conf").exists(),
+    reason="needs Debian's /lib/modprobe.d/fbdev-blacklist.conf",
+)
 def test_this_hosts_modprobe_configuration() -> None:
     found = find_blacklisted_modules()
     assert is_blacklisted(found, "arkfb")

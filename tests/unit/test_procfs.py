@@ -88,8 +88,21 @@ def test_uml_skcipher_record_has_async_walksize_and_raw_fields_in_order() -> Non
     assert (xts.min_keysize, xts.max_keysize, xts.ivsize) == (32, 64, 16)
     assert (xts.chunksize, xts.walksize) == (16, 16)
     assert list(xts.fields) == [
-        "name", "driver", "module", "priority", "refcnt", "selftest", "internal", "type",
-        "async", "blocksize", "min keysize", "max keysize", "ivsize", "chunksize", "walksize",
+        "name",
+        "driver",
+        "module",
+        "priority",
+        "refcnt",
+        "selftest",
+        "internal",
+        "type",
+        "async",
+        "blocksize",
+        "min keysize",
+        "max keysize",
+        "ivsize",
+        "chunksize",
+        "walksize",
     ]
     assert xts.fields["min keysize"] == "32"
 
@@ -98,14 +111,20 @@ def test_uml_first_record_is_the_most_recently_registered() -> None:
     algs = capture(UML)
     # The AF_ALG binds instantiated ctr, cbc, xts, ecb last; the kernel lists newest first.
     assert [alg.driver for alg in algs[:4]] == [
-        "ctr(aes-generic)", "cbc(aes-generic)", "xts(ecb(aes-generic))", "ecb(aes-generic)"]
+        "ctr(aes-generic)",
+        "cbc(aes-generic)",
+        "xts(ecb(aes-generic))",
+        "ecb(aes-generic)",
+    ]
     assert algs[0].line == 1
 
 
 def test_uml_same_name_with_two_types_is_two_records() -> None:
     lzo = [alg for alg in capture(UML) if alg.name == "lzo"]
     assert [(alg.driver, alg.type) for alg in lzo] == [
-        ("lzo-scomp", "scomp"), ("lzo-generic", "compression")]
+        ("lzo-scomp", "scomp"),
+        ("lzo-generic", "compression"),
+    ]
     assert lzo[0].refcnt == 3
 
 
@@ -113,8 +132,7 @@ def test_uml_templates_capture_aead_fields() -> None:
     gcm = only(capture(UML_TEMPLATES), "gcm_base(ctr(aes-fixed-time),ghash-generic)")
     assert (gcm.name, gcm.module, gcm.type) == ("gcm(aes)", "gcm", "aead")
     assert (gcm.ivsize, gcm.maxauthsize, gcm.geniv) == (12, 16, "<none>")
-    authenc = only(capture(UML_TEMPLATES),
-                   "authenc(hmac(sha256-generic),cryptd(cbc(aes-generic)))")
+    authenc = only(capture(UML_TEMPLATES), "authenc(hmac(sha256-generic),cryptd(cbc(aes-generic)))")
     assert authenc.priority == 1600 and authenc.is_async is True
 
 
@@ -240,7 +258,10 @@ def test_duplicate_names_and_identical_records_are_all_kept() -> None:
     algs = parse_proc_crypto(TWO_DRIVERS + TWO_DRIVERS)
     assert len(algs) == 6
     assert [alg.driver for alg in algs[:3]] == [
-        "xts-aes-aesni", "__xts-aes-aesni", "xts(ecb(aes-generic))"]
+        "xts-aes-aesni",
+        "__xts-aes-aesni",
+        "xts(ecb(aes-generic))",
+    ]
     assert algs[0] == algs[3] and algs[0].line != algs[3].line
     assert algs[1].is_internal and algs[1].internal is True
     assert algs[0].is_async is True
@@ -284,7 +305,10 @@ def test_truncated_mid_line_keeps_complete_records() -> None:
     text = TWO_DRIVERS + ONE[: ONE.index("priority") + 12]  # "priority   " cut mid-line
     parsed = parse_proc_crypto_detailed(text, "cut.txt")
     assert [alg.driver for alg in parsed.algs] == [
-        "xts-aes-aesni", "__xts-aes-aesni", "xts(ecb(aes-generic))"]
+        "xts-aes-aesni",
+        "__xts-aes-aesni",
+        "xts(ecb(aes-generic))",
+    ]
     assert parsed.truncated and parsed.truncated_at_line == 31
     assert parse_proc_crypto(text) == list(parsed.algs)
 
@@ -339,10 +363,21 @@ def test_real_capture_cut_anywhere_never_raises_nor_alters_a_value(path: Path) -
         assert complete_blocks <= len(algs) <= complete_blocks + 1
         for partial, whole in zip(algs, full):
             assert partial.fields.items() <= whole.fields.items()
-            assert (partial.name, partial.driver, partial.priority, partial.internal,
-                    partial.selftest, partial.type) == (
-                whole.name, whole.driver, whole.priority, whole.internal,
-                whole.selftest, whole.type)
+            assert (
+                partial.name,
+                partial.driver,
+                partial.priority,
+                partial.internal,
+                partial.selftest,
+                partial.type,
+            ) == (
+                whole.name,
+                whole.driver,
+                whole.priority,
+                whole.internal,
+                whole.selftest,
+                whole.type,
+            )
 
 
 def test_serial_console_carriage_returns_and_indentation_are_ignored() -> None:

@@ -73,8 +73,13 @@ def test_records_sections_and_directions() -> None:
     records = parse_records(CAVP_TEXT.splitlines())
     assert [r.position for r in records] == [0, 1, 2]
     assert [r.direction for r in records] == ["encrypt", "encrypt", "decrypt"]
-    assert records[2].fields == {"COUNT": "0", "KEY": "20", "IV": "21", "CIPHERTEXT": "23",
-                                 "PLAINTEXT": "22"}
+    assert records[2].fields == {
+        "COUNT": "0",
+        "KEY": "20",
+        "IV": "21",
+        "CIPHERTEXT": "23",
+        "PLAINTEXT": "22",
+    }
     assert records[2].where() == "COUNT = 0 in [DECRYPT]"
 
 
@@ -96,12 +101,15 @@ def test_empty_hash_message_is_written_as_len_0_msg_00() -> None:
     assert vectors.message_of(record) == b""
 
 
-@pytest.mark.parametrize(("count", "limit", "picked"), [
-    (10, 3, [0, 4, 9]),  # round(4.5) == 4 (banker's rounding), documented by this test
-    (3, 5, [0, 1, 2]),
-    (5, 1, [0]),
-    (5, 0, []),
-])
+@pytest.mark.parametrize(
+    ("count", "limit", "picked"),
+    [
+        (10, 3, [0, 4, 9]),  # round(4.5) == 4 (banker's rounding), documented by this test
+        (3, 5, [0, 1, 2]),
+        (5, 1, [0]),
+        (5, 0, []),
+    ],
+)
 def test_evenly_spaced(count: int, limit: int, picked: list[int]) -> None:
     assert evenly_spaced(list(range(count)), limit) == picked
 
@@ -129,6 +137,7 @@ def test_record_shape_ignores_count_but_not_lengths() -> None:
 
 # --- the real package ------------------------------------------------------------------------
 
+
 def test_every_catalogued_file_exists_in_the_installed_package() -> None:
     for files in vectors.VECTOR_FILES.values():
         for vector_file in files:
@@ -143,7 +152,8 @@ def test_every_algorithm_has_vectors(algorithm: str) -> None:
 
 def test_core_and_further_algorithms_partition_the_catalogue() -> None:
     assert set(vectors.CORE_ALGORITHMS) | set(vectors.FURTHER_ALGORITHMS) == set(
-        vectors.VECTOR_FILES)
+        vectors.VECTOR_FILES
+    )
     assert not set(vectors.CORE_ALGORITHMS) & set(vectors.FURTHER_ALGORITHMS)
 
 
@@ -205,8 +215,9 @@ def test_chacha20_iv_is_counter_then_nonce() -> None:
 
 
 def test_3des_keys_are_three_des_keys() -> None:
-    assert {len(v.key) for v in known_answers("cbc(des3_ede)")
-            if isinstance(v, CipherVector)} == {24}
+    assert {len(v.key) for v in known_answers("cbc(des3_ede)") if isinstance(v, CipherVector)} == {
+        24
+    }
 
 
 def test_unknown_algorithm_has_no_vectors() -> None:
@@ -214,8 +225,20 @@ def test_unknown_algorithm_has_no_vectors() -> None:
 
 
 def test_skipped_sections_keep_file_positions() -> None:
-    text = ["[IVlen = 8]", "", "Count = 0", "IV = 00", "", "Count = 1", "IV = 01", "",
-            "[IVlen = 96]", "", "Count = 0", "IV = 000000000000000000000000"]
+    text = [
+        "[IVlen = 8]",
+        "",
+        "Count = 0",
+        "IV = 00",
+        "",
+        "Count = 1",
+        "IV = 01",
+        "",
+        "[IVlen = 96]",
+        "",
+        "Count = 0",
+        "IV = 000000000000000000000000",
+    ]
     every = parse_records(text)
     kept = parse_records(text, keep_section=lambda section: section.get("IVLEN") == "96")
     assert [r.position for r in every] == [0, 1, 2]
