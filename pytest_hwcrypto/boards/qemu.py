@@ -35,12 +35,15 @@ from pytest_hwcrypto.boards.base import (
     BoardError,
     host_dirs_to_keep,
 )
+from pytest_hwcrypto.boards.helpers import find_program, path_with_environment
 
 DEBIAN_KERNEL_DIR = Path("/boot")
 DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
 HOST_MODULES_ROOT = Path("/lib/modules")
 QEMU_BINARY = "qemu-system-x86_64"
 BUSYBOX_NAMES = ("busybox-static", "busybox.static", "busybox")  # what vng looks for
+# virtme-ng's programs: vng, and virtme-run, which vng starts through PATH.
+VIRTME_PROGRAMS = ("vng", "virtme-run")
 
 # HWCRYPTO_KVM=1 forces KVM, 0 forces TCG; unset (or "auto") lets the probe below decide.
 KVM_ENVIRONMENT_VARIABLE = "HWCRYPTO_KVM"
@@ -261,15 +264,6 @@ def newest_debian_kernel(
     return max(candidates, key=lambda image: _release_sort_key(image.name[len("vmlinuz-") :]))
 
 
-def find_vng() -> str | None:
-    """vng on PATH, or beside the running Python (a virtualenv that is not activated)."""
-    found = shutil.which("vng")
-    if found:
-        return found
-    beside_python = Path(sys.executable).parent / "vng"
-    return str(beside_python) if os.access(beside_python, os.X_OK) else None
-
-
 class QemuBoard(Board):
     """Debian's (or a custom) x86-64 kernel under QEMU, booted by virtme-ng.
 
@@ -338,8 +332,13 @@ class QemuBoard(Board):
     def check_prerequisites(self) -> None:
         if not shutil.which(QEMU_BINARY):
             raise BoardError(f"the QEMU board needs {QEMU_BINARY}: apt-get install qemu-system-x86")
-        if find_vng() is None:
-            raise BoardError("the QEMU board needs virtme-ng (vng): pip install virtme-ng")
+        for program in VIRTME_PROGRAMS:
+            if find_program(program) is None:
+                raise BoardError(
+                    f"the QEMU board needs virtme-ng's {program}, found neither beside "
+                    f"{sys.executable} nor on PATH: pip install virtme-ng "
+                    "(in this environment)"
+                )
         if not any(shutil.which(name) for name in BUSYBOX_NAMES):
             raise BoardError(
                 "the QEMU board needs busybox for virtme-ng's initramfs: "
@@ -372,13 +371,16 @@ class QemuBoard(Board):
         return shutil.which(QEMU_BINARY) or QEMU_BINARY
 
     def boot_argv(self, run_dir: Path, guest_script: Path) -> list[str]:
-        vng = find_vng() or "vng"
+        vng = find_program("vng") or "vng"
         argv = [
             # vng and virtme-run keep temporary files (the exit-code file, the initramfs)
             # in TMPDIR; in the run directory they go away with it, even when the board
             # is killed before vng can clean up.
             "env",
             f"TMPDIR={run_dir}",
+            # vng starts virtme-run through PATH: the venv's bin directory goes first,
+            # activated or not (helpers.py).
+            f"PATH={path_with_environment()}",
             vng,
             "--run",
             str(self._kernel_for_vng(run_dir)),

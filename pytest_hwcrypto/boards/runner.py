@@ -21,6 +21,9 @@ from pytest_hwcrypto.boards.base import (
     passed_environment,
 )
 from pytest_hwcrypto.boards.console import KernelEvent
+from pytest_hwcrypto.boards.helpers import (
+    path_with_environment,
+)
 from pytest_hwcrypto.boards.session import (
     copy_input_files,
     copy_result_files,
@@ -81,10 +84,14 @@ def _boot_and_run(
 ) -> BoardResult:
     stream.write(f"hwcrypto: booting {board.name} board, kernel {board.kernel_description()}\n")
     stream.flush()
+    env = passed_environment(os.environ)
+    # The command finds this environment's programs (hwcrypto, pytest) as the board's own
+    # helpers do, whether or not the venv was activated.
+    env["PATH"] = path_with_environment()
     result = board.run(
         command,
         cwd=cwd,
-        env=passed_environment(os.environ),
+        env=env,
         timeout=session.value("vm_timeout"),
         stream=stream,
         artifacts_dir=cwd / session.value("artifacts"),
