@@ -38,3 +38,10 @@ def path_with_environment(environ: Mapping[str, str] | None = None) -> str:
     scripts = str(environment_scripts_dir())
     parts = [part for part in path.split(os.pathsep) if part and part != scripts]
     return os.pathsep.join([scripts, *parts])
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where built helpers are kept between runs: $XDG_CACHE_HOME/pytest-hwcrypto."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "/root")) / ".cache")
+    return Path(base) / "pytest-hwcrypto"

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from pytest_hwcrypto.boards import uml_xstate
 from pytest_hwcrypto.boards.base import (
     CRYPTO_TEST_MODULES,
     Board,
@@ -42,6 +43,9 @@ class UmlBoard(Board):
         self.kernel = kernel or DEBIAN_UML_KERNEL
         self.memory = memory
         self._modules_dir = modules_dir
+        # CPU flags that make the host's FPU state too large for UML (uml_xstate.py).
+        self.state_beyond_avx = uml_xstate.host_state_beyond_avx()
+        self._preload: Path | None = None
 
     def check_prerequisites(self) -> None:
         if not self.kernel.exists():
@@ -53,6 +57,8 @@ class UmlBoard(Board):
             raise BoardError(f"UML kernel {self.kernel} not found: {hint}")
         if not shutil.which("halt") and not Path("/sbin/halt").exists():
             raise BoardError("the UML board needs halt from systemd-sysv or sysvinit-core")
+        if self.state_beyond_avx:
+            self._preload = uml_xstate.preload_library()
 
     def release(self) -> str:
         """The kernel release the board runs, from the modules shipped with it."""
@@ -83,10 +89,17 @@ class UmlBoard(Board):
         return releases[-1] if releases else None
 
     def kernel_description(self) -> str:
-        return f"{self.kernel} (UML {self.release()})"
+        shim = ""
+        if self.state_beyond_avx:
+            shim = f", FPU state shim for {'/'.join(self.state_beyond_avx)}, no AVX-512 inside"
+        return f"{self.kernel} (UML {self.release()}{shim})"
 
     def boot_argv(self, run_dir: Path, guest_script: Path) -> list[str]:
+        if self.state_beyond_avx and self._preload is None:
+            self._preload = uml_xstate.preload_library()
+        preload = ["env", f"LD_PRELOAD={self._preload}"] if self._preload else []
         return [
+            *preload,
             str(self.kernel),
             f"mem={self.memory}",
             "rootfstype=hostfs",
@@ -130,9 +143,14 @@ mkdir -p /lib/modules/{release}
 mount --bind {shlex.quote(str(modules))} /lib/modules/{release}
 modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
 """
+        no_avx512 = "".join(
+            f"export {name}={shlex.quote(value)}\n"
+            for name, value in uml_xstate.GUEST_ENVIRONMENT.items()
+            if self.state_beyond_avx
+        )
         return f"""
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-mount -t proc proc /proc
+{no_avx512}mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
