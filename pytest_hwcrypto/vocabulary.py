@@ -1,0 +1,135 @@
+"""The words every layer shares: algorithm types, driver classes, sources, kinds, defaults.
+
+The bottom layer (docs/architecture.md): it imports nothing of the project, and every
+other module takes these names from here instead of spelling the strings again.
+
+Each enum is a `str` whose value is the word used on the command line, in board profiles
+and in the results JSON, so `AlgType.SKCIPHER == "skcipher"` and a member can be written
+to JSON or compared with text read from a file as it is.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+
+class Word(str, enum.Enum):
+    """A str enum that formats as its value (f-strings, str(), JSON) on every Python."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        return tuple(str(member.value) for member in cls)
+
+
+class AlgType(Word):
+    """AF_ALG socket types, which are also the kinds of algorithm a path can move bytes of."""
+
+    SKCIPHER = "skcipher"
+    AEAD = "aead"
+    HASH = "hash"
+    RNG = "rng"
+
+
+class Op(Word):
+    """What one measurement or test did with the bytes."""
+
+    ENCRYPT = "encrypt"
+    DECRYPT = "decrypt"
+    DIGEST = "digest"
+
+
+class DriverClass(Word):
+    """Who does the work: portable C, CPU instructions, or a device (README, Inventory)."""
+
+    GENERIC = "generic"
+    CPU_ACCEL = "cpu-accel"
+    OFFLOAD = "offload"
+    UNKNOWN = "unknown"
+
+
+# The classes a board profile may name (`unknown` is what the classifier says, not a choice).
+PROFILE_DRIVER_CLASSES: tuple[DriverClass, ...] = (
+    DriverClass.GENERIC,
+    DriverClass.CPU_ACCEL,
+    DriverClass.OFFLOAD,
+)
+# Classes that count as hardware against `generic` software.
+HARDWARE_CLASSES: tuple[DriverClass, ...] = (DriverClass.CPU_ACCEL, DriverClass.OFFLOAD)
+
+
+class Source(Word):
+    """The path a measurement went through (results JSON `source`)."""
+
+    AFALG = "afalg"
+    TCRYPT = "tcrypt"
+    DMCRYPT = "dmcrypt"
+    CRYPTSETUP = "cryptsetup"
+    OPENSSL = "openssl"
+    CRYPTODEV = "cryptodev"
+    FIO = "fio"
+    DD = "dd"
+
+
+class FindingKind(Word):
+    """What a finding reports (results JSON `findings[].kind`)."""
+
+    HW_LOSES_TO_SW = "hw-loses-to-sw"
+    WINNER_NOT_FASTEST = "winner-not-fastest"
+    CROSSOVER = "crossover"
+    REGRESSION = "regression"
+    BELOW_FLOOR = "below-floor"
+    DRIVER_MISSING = "driver-missing"
+    MODULE_BLACKLISTED = "module-blacklisted"
+    AFALG_MASKED = "afalg-masked"
+    # A driver /proc/crypto lists as having failed its self-test.
+    SELFTEST_FAILED = "selftest-failed"
+    # Seen in a board's kernel log during the run.
+    KERNEL_SELFTEST_FAILED = "kernel-selftest-failed"
+    KERNEL_OOPS = "kernel-oops"
+    KERNEL_WARNING = "kernel-warning"
+
+
+class RuleType(Word):
+    """The `type` of a board profile `[[rule]]`."""
+
+    HW_BEATS_SW = "hw-beats-sw"
+    FLOOR = "floor"
+    WINNER_FASTEST = "winner-fastest"
+    NO_REGRESSION = "no-regression"
+
+
+class Suite(Word):
+    """The shipped suites that exist; `--hwcrypto-suite` accepts exactly these."""
+
+    INVENTORY = "inventory"
+    CORRECTNESS = "correctness"
+    THROUGHPUT = "throughput"
+
+    @property
+    def marker(self) -> str:
+        return f"hwcrypto_{self.value}"
+
+
+class BoardKind(Word):
+    """The virtual boards `--hwcrypto-vm` and `hwcrypto vm` boot."""
+
+    UML = "uml"
+    QEMU = "qemu"
+
+
+PROC_CRYPTO = Path("/proc/crypto")
+RESULTS_SCHEMA = "pytest-hwcrypto/1"
+
+# Defaults that more than one layer needs (the settings table uses them too).
+DEFAULT_TIMEOUT_SECONDS = 10.0
+DEFAULT_BLOCK_SIZES: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384, 65536)
+DEFAULT_MAX_DROP = 0.10
+DEFAULT_MIN_RATIO = 1.0
+MIB = 1024 * 1024
