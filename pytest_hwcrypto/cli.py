@@ -16,6 +16,7 @@ from typing import Callable
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.settings import SettingError
+from pytest_hwcrypto.vocabulary import RESULTS_SCHEMA
 
 EXIT_USAGE = 2
 
@@ -38,7 +39,7 @@ def cmd_inventory(args: argparse.Namespace) -> int:
         facts = gather_kernel_facts()
         json.dump(
             {
-                "schema": "pytest-hwcrypto/1",
+                "schema": RESULTS_SCHEMA,
                 "kernel": facts.to_json(),
                 "inventory": [entry.to_json() for entry in entries],
             },

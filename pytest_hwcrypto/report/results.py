@@ -25,27 +25,10 @@ from pathlib import Path
 from typing import Any, Union
 
 from pytest_hwcrypto.measure.stats import SampleStats
+from pytest_hwcrypto.vocabulary import RESULTS_SCHEMA, FindingKind
 
-SCHEMA = "pytest-hwcrypto/1"
-
-FINDING_KINDS = frozenset(
-    {
-        "hw-loses-to-sw",
-        "winner-not-fastest",
-        "crossover",
-        "regression",
-        "below-floor",
-        "driver-missing",
-        "module-blacklisted",
-        "afalg-masked",
-        # Seen on a board's kernel log or in /proc/crypto: a driver that failed its
-        # self-test, and kernel trouble (oops, warning) during the run.
-        "selftest-failed",
-        "kernel-selftest-failed",
-        "kernel-oops",
-        "kernel-warning",
-    }
-)
+SCHEMA = RESULTS_SCHEMA
+FINDING_KINDS = frozenset(FindingKind.values())
 
 PathLike = Union[str, "os.PathLike[str]"]
 
