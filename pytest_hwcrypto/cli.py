@@ -53,19 +53,19 @@ def cmd_inventory(args: argparse.Namespace) -> int:
 
 
 def cmd_vm(args: argparse.Namespace) -> int:
+    from pytest_hwcrypto.boards.inner_pytest import make_board, pytest_command
     from pytest_hwcrypto.boards.runner import run_command_in_board
-    from pytest_hwcrypto.boards.session import make_board, pytest_command
-    from pytest_hwcrypto.session import build_session
+    from pytest_hwcrypto.run import build_run
 
     cli_values = {"vm_timeout": args.timeout, "artifacts": args.artifacts}
-    session = build_session(enabled=False, cli_values=cli_values, environ={}, ini_values={})
+    run = build_run(enabled=False, cli_values=cli_values, environ={}, ini_values={})
     board = make_board(args.board, args.kernel, args.modules)
     board.check_prerequisites()
     pytest_args: list[str] = args.pytest_args
     if args.exec_command and pytest_args:
         raise CliError("give either --exec CMD or pytest arguments after --, not both")
     command = args.exec_command or pytest_command(["-p", "no:cacheprovider", *pytest_args])
-    return run_command_in_board(board, command, Path.cwd(), session, sys.stdout)
+    return run_command_in_board(board, command, Path.cwd(), run, sys.stdout)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -17,51 +17,42 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
-from pytest_hwcrypto.session import HwcryptoSession
-
-PROC_CRYPTO = Path("/proc/crypto")
-
-
-def hwcrypto_state(config: pytest.Config) -> HwcryptoSession:
-    from pytest_hwcrypto.plugin import SESSION_KEY
-
-    return config.stash[SESSION_KEY]
+from pytest_hwcrypto.run import HwcryptoRun
+from pytest_hwcrypto.settings import Options
+from pytest_hwcrypto.vocabulary import PROC_CRYPTO, AlgType
 
 
-def kernel_facts(state: HwcryptoSession) -> KernelFacts:
-    if "facts" not in state.cache:
-        state.cache["facts"] = gather_kernel_facts()
-    facts: KernelFacts = state.cache["facts"]
-    return facts
+def kernel_facts(run: HwcryptoRun) -> KernelFacts:
+    if run.kernel_facts is None:
+        run.kernel_facts = gather_kernel_facts()
+    return run.kernel_facts
 
 
-def inventory(state: HwcryptoSession) -> list[InventoryEntry]:
-    """The /proc/crypto inventory, read once per session (also at collection time)."""
-    if "inventory" not in state.cache:
+def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
+    """The /proc/crypto inventory, read once per run (also at collection time)."""
+    if run.inventory is None:
         try:
-            state.cache["inventory"] = build_inventory(read_proc_crypto(PROC_CRYPTO))
+            run.inventory = build_inventory(read_proc_crypto(PROC_CRYPTO))
         except FileNotFoundError:
-            state.cache["inventory"] = []
-    entries: list[InventoryEntry] = state.cache["inventory"]
-    return entries
+            run.inventory = []
+    return run.inventory
 
 
-def recorder(state: HwcryptoSession) -> ResultsRecorder:
-    if "recorder" not in state.cache:
-        facts = kernel_facts(state)
-        state.cache["recorder"] = ResultsRecorder(
-            kernel=facts.to_json(), inventory=[entry.to_json() for entry in inventory(state)]
+def recorder(run: HwcryptoRun) -> ResultsRecorder:
+    if run.recorder is None:
+        facts = kernel_facts(run)
+        run.recorder = ResultsRecorder(
+            kernel=facts.to_json(), inventory=[entry.to_json() for entry in inventory(run)]
         )
-    rec: ResultsRecorder = state.cache["recorder"]
-    return rec
+    return run.recorder
 
 
-def report_header(state: HwcryptoSession) -> list[str]:
-    facts = kernel_facts(state)
-    profile = state.profile
+def report_header(run: HwcryptoRun) -> list[str]:
+    facts = kernel_facts(run)
+    profile = run.profile
     lines = [
         f"hwcrypto: kernel {facts.release} ({facts.machine}) — results are for this kernel",
-        f"hwcrypto: suites {','.join(state.value('suite'))}; "
+        f"hwcrypto: suites {','.join(run.options.suite)}; "
         f"board profile {profile.path if profile else 'none'}",
     ]
     if not PROC_CRYPTO.exists():
@@ -69,60 +60,66 @@ def report_header(state: HwcryptoSession) -> list[str]:
     return lines
 
 
-def write_results(config: pytest.Config, state: HwcryptoSession) -> None:
-    rec = recorder(state)
+def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
+    rec = recorder(run)
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller writes the file
         workeroutput[WORKER_OUTPUT_KEY] = rec.to_json()
         return
-    path = state.value("json")
-    if path:
-        rec.write(Path(path))
+    if run.options.json:
+        rec.write(Path(run.options.json))
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: Any) -> None:
-    """xdist controller: merge a finished worker's results into ours."""
+def merge_worker_results(run: HwcryptoRun, node: Any) -> None:
+    """xdist controller: take in what a finished worker recorded."""
     output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
     if output:
-        recorder(hwcrypto_state(node.config)).merge(output)
+        recorder(run).merge(output)
 
 
 @pytest.fixture(scope="session")
-def hwcrypto_session(pytestconfig: pytest.Config) -> HwcryptoSession:
-    """Resolved settings, board profile and per-session caches."""
-    return hwcrypto_state(pytestconfig)
+def hwcrypto_run(pytestconfig: pytest.Config) -> HwcryptoRun:
+    """This run's typed options, board profile, baseline and what was read of the kernel."""
+    from pytest_hwcrypto.run import run_of
+
+    return run_of(pytestconfig)
 
 
 @pytest.fixture(scope="session")
-def hwcrypto_profile(hwcrypto_session: HwcryptoSession) -> BoardProfile | None:
+def hwcrypto_options(hwcrypto_run: HwcryptoRun) -> Options:
+    """The resolved settings, typed: `hwcrypto_options.budget` is a float."""
+    return hwcrypto_run.options
+
+
+@pytest.fixture(scope="session")
+def hwcrypto_profile(hwcrypto_run: HwcryptoRun) -> BoardProfile | None:
     """The board profile given with --hwcrypto-board, or None."""
-    return hwcrypto_session.profile
+    return hwcrypto_run.profile
 
 
 @pytest.fixture(scope="session")
-def hwcrypto_kernel(hwcrypto_session: HwcryptoSession) -> KernelFacts:
+def hwcrypto_kernel(hwcrypto_run: HwcryptoRun) -> KernelFacts:
     """Facts of the running kernel: release, config, self-tests, user API, blacklists."""
-    return kernel_facts(hwcrypto_session)
+    return kernel_facts(hwcrypto_run)
 
 
 @pytest.fixture(scope="session")
-def hwcrypto_inventory(hwcrypto_session: HwcryptoSession) -> list[InventoryEntry]:
+def hwcrypto_inventory(hwcrypto_run: HwcryptoRun) -> list[InventoryEntry]:
     """Every registered implementation from /proc/crypto, classified, winners marked."""
     if not PROC_CRYPTO.exists():
         pytest.skip(
             "/proc/crypto is missing: build the kernel with CONFIG_CRYPTO and CONFIG_PROC_FS"
         )
     try:
-        return inventory(hwcrypto_session)
+        return inventory(hwcrypto_run)
     except ProcCryptoError as error:
         pytest.fail(str(error), pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def hwcrypto_results(hwcrypto_session: HwcryptoSession) -> ResultsRecorder:
+def hwcrypto_results(hwcrypto_run: HwcryptoRun) -> ResultsRecorder:
     """Where tests record measurements, findings and verdicts for --hwcrypto-json."""
-    return recorder(hwcrypto_session)
+    return recorder(hwcrypto_run)
 
 
 class AfAlg:
@@ -131,29 +128,29 @@ class AfAlg:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
 
-    def require(self, alg_type: str) -> None:
+    def require(self, alg_type: AlgType) -> None:
         available, why = afalg.afalg_available(alg_type)
         if not available:
             pytest.skip(why)
 
     def skcipher(self, alg: str, key: bytes) -> afalg.SkcipherSession:
-        self.require("skcipher")
+        self.require(AlgType.SKCIPHER)
         return afalg.open_skcipher(alg, key, timeout=self.timeout)
 
     def aead(self, alg: str, key: bytes, authsize: int) -> afalg.AeadSession:
-        self.require("aead")
+        self.require(AlgType.AEAD)
         return afalg.open_aead(alg, key, authsize=authsize, timeout=self.timeout)
 
     def hash(self, alg: str, key: bytes | None = None) -> afalg.HashSession:
-        self.require("hash")
+        self.require(AlgType.HASH)
         return afalg.open_hash(alg, key, timeout=self.timeout)
 
     def rng(self, alg: str, seed: bytes | None = None) -> afalg.RngSession:
-        self.require("rng")
+        self.require(AlgType.RNG)
         return afalg.open_rng(alg, seed, timeout=self.timeout)
 
 
 @pytest.fixture(scope="session")
-def hwcrypto_afalg(hwcrypto_session: HwcryptoSession) -> Iterator[AfAlg]:
+def hwcrypto_afalg(hwcrypto_options: Options) -> Iterator[AfAlg]:
     """Open AF_ALG sessions bound to an algorithm or an exact driver name."""
-    yield AfAlg(hwcrypto_session.value("timeout"))
+    yield AfAlg(hwcrypto_options.timeout)

@@ -1,8 +1,10 @@
-"""pytest-hwcrypto's pytest plugin: options, ini keys, markers, stash and fixture modules.
+"""pytest-hwcrypto's pytest plugin: options, ini keys, markers, stash, and what to register.
 
 Wiring only. Without --hwcrypto (or --hwcrypto-vm) the plugin adds its options and
 markers and does nothing else: no kernel is read, nothing is collected, and the fixture and
-board modules are not even imported, so other projects' test runs pay nothing for it.
+board modules are not even imported, so other projects' test runs pay nothing for it. With
+--hwcrypto, the run's hooks live in one registered object (HwcryptoPlugin), as
+pytest-xdist keeps its controller's hooks in a plugin object.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_hwcrypto.profile import ProfileError
-from pytest_hwcrypto.session import HwcryptoSession, build_session, shipped_suites_dir
-from pytest_hwcrypto.settings import SETTINGS, SUITES, SettingError
+from pytest_hwcrypto.run import RUN_KEY, HwcryptoRun, build_run, shipped_suites_dir
+from pytest_hwcrypto.settings import SETTINGS, SettingError
+from pytest_hwcrypto.vocabulary import Suite
 
-SESSION_KEY = pytest.StashKey[HwcryptoSession]()
+PLUGIN_NAME = "hwcrypto-run"
+FIXTURES_NAME = "hwcrypto-fixtures"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,23 +41,51 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(setting.ini, help=setting.help, default=None)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """--hwcrypto-vm: this session runs inside a virtual board instead of here."""
+    run = config.stash[RUN_KEY] = _run_or_usage_error(config)
+    if run.options.vm is None:
+        return None
+    from pytest_hwcrypto.boards import runner
+
+    return runner.run_pytest_session_in_board(
+        run.options.vm,
+        run,
+        list(config.invocation_params.args),
+        Path(config.invocation_params.dir),
+        sys.stdout,
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    for suite in SUITES:
-        config.addinivalue_line("markers", f"hwcrypto_{suite}: part of the {suite} suite")
-    if SESSION_KEY not in config.stash:
-        config.stash[SESSION_KEY] = _session_or_usage_error(config)
-    if config.stash[SESSION_KEY].enabled:
-        from pytest_hwcrypto import fixtures
+    for suite in Suite:
+        config.addinivalue_line("markers", f"{suite.marker}: part of the {suite} suite")
+    if RUN_KEY not in config.stash:  # pytester and other in-process callers
+        config.stash[RUN_KEY] = _run_or_usage_error(config)
+    run = config.stash[RUN_KEY]
+    if not run.enabled:
+        return
+    from pytest_hwcrypto import fixtures
 
-        config.pluginmanager.register(fixtures, "hwcrypto-fixtures")
-        if config.args_source != pytest.Config.ArgsSource.ARGS:
-            # No paths on the command line: run the shipped suites, wherever we are.
-            config.args = [str(shipped_suites_dir())]
+    config.pluginmanager.register(HwcryptoPlugin(run), PLUGIN_NAME)
+    config.pluginmanager.register(fixtures, FIXTURES_NAME)
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # No paths on the command line: run the shipped suites, wherever we are.
+        config.args = [str(shipped_suites_dir())]
 
 
-def _session_or_usage_error(config: pytest.Config) -> HwcryptoSession:
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Without --hwcrypto the shipped suites are never collected, even if named."""
+    run = config.stash.get(RUN_KEY, None)
+    if run is not None and not run.enabled and collection_path == shipped_suites_dir():
+        return True
+    return None
+
+
+def _run_or_usage_error(config: pytest.Config) -> HwcryptoRun:
     try:
-        return build_session(
+        return build_run(
             enabled=bool(config.getoption("hwcrypto")),
             cli_values={s.name: config.getoption(s.dest) for s in SETTINGS},
             environ=os.environ,
@@ -62,62 +95,39 @@ def _session_or_usage_error(config: pytest.Config) -> HwcryptoSession:
         raise pytest.UsageError(str(error)) from None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """--hwcrypto-vm: this session runs inside a virtual board instead of here."""
-    session = config.stash[SESSION_KEY] = _session_or_usage_error(config)
-    kind = session.value("vm")
-    if kind is None:
-        return None
-    from pytest_hwcrypto.boards import runner
+class HwcryptoPlugin:
+    """The hooks of a --hwcrypto run: suite selection, report header, results file."""
 
-    return runner.run_pytest_session_in_board(
-        kind,
-        session,
-        list(config.invocation_params.args),
-        Path(config.invocation_params.dir),
-        sys.stdout,
-    )
+    def __init__(self, run: HwcryptoRun) -> None:
+        self.run = run
 
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        chosen = {suite.marker for suite in self.run.options.suite}
+        every_suite = {suite.marker for suite in Suite}
+        selected: list[pytest.Item] = []
+        deselected: list[pytest.Item] = []
+        for item in items:
+            markers = {mark.name for mark in item.iter_markers()} & every_suite
+            (deselected if markers and not markers & chosen else selected).append(item)
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = selected
 
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    session = config.stash.get(SESSION_KEY, None)
-    if session is not None and not session.enabled and collection_path == shipped_suites_dir():
-        return True
-    return None
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    session = config.stash[SESSION_KEY]
-    if not session.enabled:
-        return
-    chosen = set(session.value("suite"))
-    selected: list[pytest.Item] = []
-    deselected: list[pytest.Item] = []
-    for item in items:
-        suites = {
-            m.name[len("hwcrypto_") :]
-            for m in item.iter_markers()
-            if m.name.startswith("hwcrypto_")
-        }
-        (deselected if suites and not suites & chosen else selected).append(item)
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = selected
-
-
-def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    session = config.stash.get(SESSION_KEY, None)
-    if session is None or not session.enabled:
-        return None
-    from pytest_hwcrypto import fixtures
-
-    return fixtures.report_header(session)
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    state = session.config.stash.get(SESSION_KEY, None)
-    if state is not None and state.enabled:
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
         from pytest_hwcrypto import fixtures
 
-        fixtures.write_results(session.config, state)
+        return fixtures.report_header(self.run)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from pytest_hwcrypto import fixtures
+
+        fixtures.write_results(session.config, self.run)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist controller: merge a finished worker's results into ours."""
+        from pytest_hwcrypto import fixtures
+
+        fixtures.merge_worker_results(self.run, node)

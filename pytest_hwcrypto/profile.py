@@ -1,8 +1,8 @@
 """Board profiles: what a board must register and how fast its hardware path must be.
 
-A profile is a TOML file (shape in DESIGN.md §3). Loading validates everything up front,
-and every error names the file, the table entry, the key and its line, because a lab
-editing forty profiles needs to find the typo without reading a traceback.
+A profile is a TOML file (shape: the README's "Board profile"). Loading validates
+everything up front, and every error names the file, the table entry, the key and its
+line, because a lab editing forty profiles needs to find the typo without a traceback.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older board root filesystems
     import tomli as tomllib
 
-DRIVER_CLASSES = ("generic", "cpu-accel", "offload")
-RULE_TYPES = ("hw-beats-sw", "floor", "winner-fastest", "no-regression")
+from pytest_hwcrypto.vocabulary import PROFILE_DRIVER_CLASSES, RuleType
+
+DRIVER_CLASSES = tuple(str(driver_class) for driver_class in PROFILE_DRIVER_CLASSES)
+RULE_TYPES = RuleType.values()
 _TOP_LEVEL = ("board", "expect", "rule", "waive", "settings")
 _EXPECT_KEYS = ("algorithm", "driver", "class", "module", "reason")
 _WAIVE_KEYS = ("driver", "algorithm", "check", "reason")

@@ -1,40 +1,57 @@
 """Every setting of the plugin, and the one place that decides where its value comes from.
 
 Precedence, highest first: command line > HWCRYPTO_* environment > ini `hwcrypto_*` >
-board profile `[settings]` > default. Each setting is declared once here; its option
-name, environment variable, ini key and help text are all derived from that declaration.
+board profile `[settings]` > default. Each setting is declared once, as a field of the
+frozen `Options` dataclass; its option name, environment variable, ini key, help text and
+its role for a virtual board are all derived from that declaration, and code reads the
+typed value (`options.budget` is a float) instead of looking a name up.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list
+from pytest_hwcrypto.vocabulary import (
+    DEFAULT_BLOCK_SIZES,
+    DEFAULT_MAX_DROP,
+    DEFAULT_TIMEOUT_SECONDS,
+    BoardKind,
+    Suite,
+)
 
-SUITES = ("inventory", "correctness", "throughput", "dmcrypt", "lxc", "userspace")
-VM_KINDS = ("uml", "qemu")
+if TYPE_CHECKING:
+    from pytest_hwcrypto.measure.load import LoadSpec
+
+SUITES: tuple[Suite, ...] = tuple(Suite)
+VM_KINDS = BoardKind.values()
 
 
 class SettingError(ValueError):
     """A setting has a value that cannot be used; the message names where it came from."""
 
 
-def parse_suites(text: str) -> tuple[str, ...]:
+def parse_suites(text: str) -> tuple[Suite, ...]:
+    """Only suites that exist: a name of a suite still to come is an error, not a no-op."""
     names = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = [name for name in names if name not in SUITES]
+    unknown = [name for name in names if name not in Suite.values()]
     if unknown:
-        raise ValueError(f"unknown suite {', '.join(unknown)} (choose from {', '.join(SUITES)})")
-    return names or SUITES
+        raise ValueError(
+            f"unknown suite {', '.join(unknown)} (choose from {', '.join(Suite.values())})"
+        )
+    return tuple(Suite(name) for name in names) or SUITES
 
 
-def parse_vm(text: str) -> str | None:
+def parse_vm(text: str) -> BoardKind | None:
     if text in ("", "none", "host"):
         return None
     if text not in VM_KINDS:
-        raise ValueError(f"unknown virtual board {text!r} (choose uml or qemu)")
-    return text
+        raise ValueError(f"unknown virtual board {text!r} (choose {' or '.join(VM_KINDS)})")
+    return BoardKind(text)
 
 
 def parse_positive_float(text: str) -> float:
@@ -74,11 +91,20 @@ def parse_max_drop(text: str) -> float:
     return parse_fraction(text)
 
 
-def parse_load(text: str) -> Any:
+def parse_load(text: str) -> LoadSpec | None:
     """A LoadSpec or None; imported here so only a session that sets it pays for it."""
     from pytest_hwcrypto.measure.load import parse_load_spec
 
     return parse_load_spec(text)
+
+
+class BoardRole(enum.Enum):
+    """What a setting means to `--hwcrypto-vm`, which reruns the session inside a board."""
+
+    PASSED = "passed"  # given to the inner session as it is
+    CHOOSES_BOARD = "chooses-board"  # used by the outer session only: which board, how long
+    INPUT_FILE = "input-file"  # a file the inner session reads: copied into the board
+    RESULT_FILE = "result-file"  # a file the inner session writes: copied back out
 
 
 @dataclass(frozen=True)
@@ -89,6 +115,7 @@ class Setting:
     parse: Callable[[str], Any]
     metavar: str = "VALUE"
     in_profile: bool = True  # can a board profile's [settings] table set it?
+    board_role: BoardRole = BoardRole.PASSED
 
     @property
     def option(self) -> str:
@@ -107,126 +134,135 @@ class Setting:
         return "hwcrypto_" + self.name
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "suite",
-        "shipped suites to run, comma separated: " + ",".join(SUITES),
-        SUITES,
+def _setting(
+    help: str,
+    parse: Callable[[str], Any],
+    metavar: str,
+    default: Any = None,
+    *,
+    in_profile: bool = True,
+    board_role: BoardRole = BoardRole.PASSED,
+) -> Any:
+    """A field of Options that carries everything else `Setting` needs."""
+    return dataclasses.field(
+        default=default,
+        metadata={
+            "setting": {
+                "help": help,
+                "parse": parse,
+                "metavar": metavar,
+                "in_profile": in_profile,
+                "board_role": board_role,
+            }
+        },
+    )
+
+
+@dataclass(frozen=True)
+class Options:
+    """The resolved value of every setting, typed. One field per setting, in help order."""
+
+    suite: tuple[Suite, ...] = _setting(
+        "shipped suites to run, comma separated: " + ",".join(Suite.values()),
         parse_suites,
         "NAMES",
-    ),
-    Setting(
-        "board",
+        SUITES,
+    )
+    board: str | None = _setting(
         "board profile (TOML): expected drivers, rules, waivers, settings",
-        None,
         parse_text,
         "PROFILE.toml",
         in_profile=False,
-    ),
-    Setting(
-        "vm",
+        board_role=BoardRole.INPUT_FILE,
+    )
+    vm: BoardKind | None = _setting(
         "run the session inside a virtual board: uml or qemu (default: this kernel)",
-        None,
         parse_vm,
         "uml|qemu",
-    ),
-    Setting(
-        "kernel",
+        board_role=BoardRole.CHOOSES_BOARD,
+    )
+    kernel: str | None = _setting(
         "kernel image the virtual board boots (default: Debian's)",
-        None,
         parse_text,
         "PATH",
-    ),
-    Setting(
-        "modules",
+        board_role=BoardRole.CHOOSES_BOARD,
+    )
+    modules: str | None = _setting(
         "modules directory for --hwcrypto-kernel (lib/modules/<release>)",
-        None,
         parse_text,
         "DIR",
-    ),
-    Setting(
-        "vm_timeout",
+        board_role=BoardRole.CHOOSES_BOARD,
+    )
+    vm_timeout: float = _setting(
         "seconds before a virtual board is ended",
+        parse_positive_float,
+        "SECONDS",
         1800.0,
-        parse_positive_float,
-        "SECONDS",
-    ),
-    Setting(
-        "timeout",
+        board_role=BoardRole.CHOOSES_BOARD,
+    )
+    timeout: float = _setting(
         "seconds one kernel crypto operation may take before it fails",
-        10.0,
         parse_positive_float,
         "SECONDS",
-    ),
-    Setting(
-        "json",
+        DEFAULT_TIMEOUT_SECONDS,
+    )
+    json: str | None = _setting(
         "write results (inventory, measurements, findings, verdicts) to this file",
-        None,
         parse_text,
         "PATH",
         in_profile=False,
-    ),
-    Setting(
-        "artifacts",
+        board_role=BoardRole.RESULT_FILE,
+    )
+    artifacts: str = _setting(
         "directory for board console logs and other artifacts",
-        "hwcrypto-artifacts",
         parse_text,
         "DIR",
-    ),
-    Setting(
-        "fuzz_iterations",
-        "random cases per driver in the correctness suite",
-        8,
-        parse_non_negative_int,
-        "N",
-    ),
-    Setting(
-        "seed",
-        "seed of the random cases (default: a new one, printed)",
-        None,
-        parse_optional_int,
-        "N",
-    ),
-    Setting(
-        "budget",
-        "seconds the throughput suite may spend measuring",
-        60.0,
-        parse_positive_float,
-        "SECONDS",
-    ),
-    Setting(
-        "block_sizes",
+        "hwcrypto-artifacts",
+    )
+    fuzz_iterations: int = _setting(
+        "random cases per driver in the correctness suite", parse_non_negative_int, "N", 8
+    )
+    seed: int | None = _setting(
+        "seed of the random cases (default: a new one, printed)", parse_optional_int, "N"
+    )
+    budget: float = _setting(
+        "seconds the throughput suite may spend measuring", parse_positive_float, "SECONDS", 60.0
+    )
+    block_sizes: tuple[int, ...] = _setting(
         "block sizes the throughput suite measures (bytes; 4K, 64K allowed)",
-        parse_block_size_list("16,64,256,1024,4096,16384,65536"),
         parse_block_size_list,
         "LIST",
-    ),
-    Setting(
-        "load",
+        DEFAULT_BLOCK_SIZES,
+    )
+    load: LoadSpec | None = _setting(
         "background load while measuring: cpu:N busy-loop processes (like stress -c N)",
-        None,
         parse_load,
         "cpu:N",
-    ),
-    Setting(
-        "baseline",
+    )
+    baseline: str | None = _setting(
         "results JSON (or pytest-benchmark JSON) of an earlier run: every throughput series "
         "measured again must not regress beyond --hwcrypto-max-drop",
-        None,
         parse_text,
         "RESULTS.json",
         in_profile=False,
-    ),
-    Setting(
-        "max_drop",
+        board_role=BoardRole.INPUT_FILE,
+    )
+    max_drop: float = _setting(
         "largest slowdown against --hwcrypto-baseline that is not a regression (10% or 0.1)",
-        0.10,
         parse_max_drop,
         "FRACTION",
-    ),
-    Setting("lava", "emit LAVA test-case signals", False, parse_bool, "BOOL"),
-)
+        DEFAULT_MAX_DROP,
+    )
 
+    @classmethod
+    def from_resolved(cls, resolved: Mapping[str, Resolved]) -> Options:
+        return cls(**{name: setting.value for name, setting in resolved.items()})
+
+
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(name=field.name, default=field.default, **field.metadata["setting"])
+    for field in dataclasses.fields(Options)
+)
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 
 

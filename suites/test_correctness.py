@@ -40,20 +40,17 @@ from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVector, Vector
 from pytest_hwcrypto.report.recorder import ResultsRecorder
-from pytest_hwcrypto.session import HwcryptoSession
+from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.verdict.bytes_diff import hex_preview, mismatch_message
+from pytest_hwcrypto.vocabulary import Suite
 
 pytestmark = pytest.mark.hwcrypto_correctness
-
-TARGETS_KEY = "correctness-targets"
-SEED_KEY = "correctness-seed"
-
 
 # --- collection: which drivers, which vectors, how many cases -------------------------------
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    state = fixtures.hwcrypto_state(metafunc.config)
+    state = run_of(metafunc.config)
     targets = correctness_targets(state)
     if "known_answer" in metafunc.fixturenames:
         pairs = [
@@ -67,19 +64,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             ids=[f"{t.id}:{v.source}#{v.position}" for t, v in pairs],
         )
     if "case_index" in metafunc.fixturenames:
-        count = int(state.value("fuzz_iterations"))
+        count = state.options.fuzz_iterations
         cases = [(target, index) for target in targets for index in range(count)]
         metafunc.parametrize(
             ("target", "case_index"), cases, ids=[f"{t.id}:fuzz#{i}" for t, i in cases]
         )
 
 
-def correctness_targets(state: HwcryptoSession) -> list[Target]:
+def correctness_targets(state: HwcryptoRun) -> list[Target]:
     """The drivers to check, computed once per process (every xdist worker does the same)."""
-    if TARGETS_KEY not in state.cache:
-        selected = "correctness" in state.value("suite")
-        state.cache[TARGETS_KEY] = discover_targets(state.value("timeout")) if selected else []
-    targets: list[Target] = state.cache[TARGETS_KEY]
+    if state.correctness_targets is None:
+        selected = Suite.CORRECTNESS in state.options.suite
+        state.correctness_targets = discover_targets(state.options.timeout) if selected else []
+    targets: list[Target] = state.correctness_targets
     return targets
 
 
@@ -145,17 +142,17 @@ def _bind(algorithm: str, name: str, timeout: float) -> bool:
 
 @pytest.fixture(scope="session")
 def correctness_seed(
-    hwcrypto_session: HwcryptoSession,
+    hwcrypto_run: HwcryptoRun,
     pytestconfig: pytest.Config,
     record_testsuite_property: Callable[[str, object], None],
 ) -> SessionSeed:
     """The run's seed: --hwcrypto-seed, else shared by all xdist workers, else random."""
-    if SEED_KEY not in hwcrypto_session.cache:
+    if hwcrypto_run.seed is None:
         workerinput = getattr(pytestconfig, "workerinput", None)
-        hwcrypto_session.cache[SEED_KEY] = differential.session_seed(
-            hwcrypto_session.value("seed"), differential.shared_run_id(workerinput)
+        hwcrypto_run.seed = differential.session_seed(
+            hwcrypto_run.options.seed, differential.shared_run_id(workerinput)
         )
-    seed: SessionSeed = hwcrypto_session.cache[SEED_KEY]
+    seed: SessionSeed = hwcrypto_run.seed
     record_testsuite_property("hwcrypto.correctness.seed", seed.value)
     return seed
 
@@ -253,9 +250,9 @@ def case_and_expected(algorithm: str, index: int, seed: int) -> tuple[Differenti
 
 
 @pytest.fixture
-def correctness_reference(target: Target, hwcrypto_session: HwcryptoSession) -> Target | None:
+def correctness_reference(target: Target, hwcrypto_run: HwcryptoRun) -> Target | None:
     """The generic driver of the target's algorithm (None when the kernel has none)."""
-    return differential.reference_driver(correctness_targets(hwcrypto_session), target.algorithm)
+    return differential.reference_driver(correctness_targets(hwcrypto_run), target.algorithm)
 
 
 def test_differential(

@@ -16,6 +16,7 @@ from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.profile import BoardProfile, Expectation
 from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.run import run_of
 from pytest_hwcrypto.verdict import inventory_checks
 
 pytestmark = pytest.mark.hwcrypto_inventory
@@ -25,7 +26,7 @@ RecordProperty = Callable[[str, object], None]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    state = fixtures.hwcrypto_state(metafunc.config)
+    state = run_of(metafunc.config)
     if "registered" in metafunc.fixturenames:
         entries = fixtures.inventory(state)
         metafunc.parametrize("registered", entries, ids=[entry_id(e) for e in entries])

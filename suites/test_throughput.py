@@ -41,7 +41,7 @@ from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError, Verdict
-from pytest_hwcrypto.session import HwcryptoSession
+from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.verdict.compare import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     NoRegressionRule,
@@ -81,7 +81,7 @@ class SuiteRun:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    state = fixtures.hwcrypto_state(metafunc.config)
+    state = run_of(metafunc.config)
     if "algorithm" in metafunc.fixturenames:
         names = algorithms(discover_targets(fixtures.inventory(state)))
         metafunc.parametrize("algorithm", names, ids=names)
@@ -118,7 +118,7 @@ def collect_rules(profile: BoardProfile | None) -> list[ProfileRule]:
 @pytest.fixture(scope="module")
 def throughput(
     pytestconfig: pytest.Config,
-    hwcrypto_session: HwcryptoSession,
+    hwcrypto_run: HwcryptoRun,
     hwcrypto_afalg: AfAlg,
     hwcrypto_results: ResultsRecorder,
 ) -> SuiteRun:
@@ -127,18 +127,18 @@ def throughput(
     if reason is not None:
         pytest.skip(reason)
     hwcrypto_afalg.require("skcipher")
-    block_sizes = hwcrypto_session.value("block_sizes")
-    load_spec = hwcrypto_session.value("load")
+    block_sizes = hwcrypto_run.options.block_sizes
+    load_spec = hwcrypto_run.options.load
     targets = discover_targets(_read_inventory())
     if not targets:
         pytest.skip(
             "no algorithm has two or more drivers here, so there is nothing to compare "
             "(load the accelerated or offload driver modules, e.g. aes_ti, aesni_intel)"
         )
-    budget = float(hwcrypto_session.value("budget"))
+    budget = hwcrypto_run.options.budget
     if tcrypt_runner.unavailable_reason() is None:
         budget *= 1.0 - TCRYPT_BUDGET_SHARE
-    ruled = {r.rule.scope.algorithm for r in collect_rules(hwcrypto_session.profile) if r.rule}
+    ruled = {r.rule.scope.algorithm for r in collect_rules(hwcrypto_run.profile) if r.rule}
     plan = make_plan(targets, block_sizes, budget, prefer={a for a in ruled if a})
     with BackgroundLoad(load_spec) as load:
         run = run_plan(plan, timeout=hwcrypto_afalg.timeout, load=load)
@@ -206,12 +206,12 @@ def _record(results: ResultsRecorder, suite_run: SuiteRun) -> None:
 
 def test_budget_honoured(
     throughput: SuiteRun,
-    hwcrypto_session: HwcryptoSession,
+    hwcrypto_run: HwcryptoRun,
     record_testsuite_property: Callable[[str, object], None],
 ) -> None:
     """The measuring run stays within --hwcrypto-budget (10 % over at most)."""
     run = throughput.run
-    budget = float(hwcrypto_session.value("budget"))
+    budget = hwcrypto_run.options.budget
     record_testsuite_property("hwcrypto.throughput.budget_seconds", budget)
     record_testsuite_property("hwcrypto.throughput.seconds", round(run.seconds, 1))
     record_testsuite_property(
@@ -271,14 +271,12 @@ def summary_table(records: Sequence[CellRecord]) -> str:
     return "; ".join(f"{driver}: {', '.join(parts)} MiB/s" for driver, parts in by_driver.items())
 
 
-def test_tcrypt_in_kernel(
-    hwcrypto_session: HwcryptoSession, hwcrypto_results: ResultsRecorder
-) -> None:
+def test_tcrypt_in_kernel(hwcrypto_run: HwcryptoRun, hwcrypto_results: ResultsRecorder) -> None:
     """tcrypt's in-kernel speed test of the winning AES drivers (reaches masked engines)."""
     reason = tcrypt_runner.unavailable_reason()
     if reason is not None:
         pytest.skip(reason)
-    budget = float(hwcrypto_session.value("budget"))
+    budget = hwcrypto_run.options.budget
     timeout = max(TCRYPT_MIN_TIMEOUT, budget * TCRYPT_BUDGET_SHARE * 10)
     try:
         tcrypt_run = tcrypt_runner.run_tcrypt(TCRYPT_REQUEST, timeout=timeout)
@@ -293,7 +291,7 @@ def test_tcrypt_in_kernel(
 def test_profile_rule(
     profile_rule: ProfileRule,
     request: pytest.FixtureRequest,
-    hwcrypto_session: HwcryptoSession,
+    hwcrypto_run: HwcryptoRun,
     hwcrypto_results: ResultsRecorder,
 ) -> None:
     """One board-profile rule; fails with the rule's message when the data break it."""
@@ -305,7 +303,7 @@ def test_profile_rule(
     if profile_rule.rule is None:
         pytest.fail(profile_rule.error or "invalid rule", pytrace=False)
     rule = profile_rule.rule
-    baseline = hwcrypto_session.baseline
+    baseline = hwcrypto_run.baseline
     if isinstance(rule, NoRegressionRule) and baseline is None:
         pytest.skip(f"{rule.label}: {NO_BASELINE}")
     inventory = _inventory_for_rules(request)
@@ -322,12 +320,12 @@ NO_BASELINE = (
 def test_no_regression_against_baseline(
     algorithm: str,
     throughput: SuiteRun,
-    hwcrypto_session: HwcryptoSession,
+    hwcrypto_run: HwcryptoRun,
     hwcrypto_results: ResultsRecorder,
 ) -> None:
     """With --hwcrypto-baseline: no driver of the algorithm is clearly slower than it was
     (beyond --hwcrypto-max-drop and beyond noise), and none measured then is missing now."""
-    baseline = hwcrypto_session.baseline
+    baseline = hwcrypto_run.baseline
     if baseline is None:
         pytest.skip(NO_BASELINE)
     then = [m for m in baseline.measurements if m.source == SOURCE and m.algorithm == algorithm]
@@ -337,7 +335,7 @@ def test_no_regression_against_baseline(
     gone = sorted({m.driver or "?" for m in then} - {m.driver or "?" for m in now})
     rule = NoRegressionRule(
         Scope(algorithm, source=SOURCE),
-        max_drop=float(hwcrypto_session.value("max_drop")),
+        max_drop=hwcrypto_run.options.max_drop,
         name=f"no-regression {algorithm} vs baseline ({baseline_kernel(baseline)})",
     )
     outcome = rule.evaluate(now, throughput.inventory, baseline)

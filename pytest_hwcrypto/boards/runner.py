@@ -24,7 +24,8 @@ from pytest_hwcrypto.boards.console import KernelEvent
 from pytest_hwcrypto.boards.helpers import (
     path_with_environment,
 )
-from pytest_hwcrypto.boards.session import (
+from pytest_hwcrypto.boards.inner_pytest import (
+    RESULTS_JSON,
     copy_input_files,
     copy_result_files,
     inner_pytest_args,
@@ -32,18 +33,18 @@ from pytest_hwcrypto.boards.session import (
     make_board,
     pytest_command,
 )
-from pytest_hwcrypto.session import HwcryptoSession
+from pytest_hwcrypto.run import HwcryptoRun
 
 EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
 EXIT_TESTS_FAILED = 1
 
 
 def run_pytest_session_in_board(
-    kind: str, session: HwcryptoSession, args: list[str], cwd: Path, stream: TextIO
+    kind: str, run: HwcryptoRun, args: list[str], cwd: Path, stream: TextIO
 ) -> int:
     """Boot the board, run this pytest command inside it, return the inner exit code."""
     try:
-        board = make_board(kind, session.value("kernel"), session.value("modules"))
+        board = make_board(kind, run.options.kernel, run.options.modules)
         board.check_prerequisites()
     except BoardError as error:
         stream.write(f"ERROR: hwcrypto: {error}\n")
@@ -51,15 +52,15 @@ def run_pytest_session_in_board(
     run_dir = new_run_dir()
     try:
         inner = inner_pytest_args(
-            [*args, *input_files_from_elsewhere(session.settings)],
+            [*args, *input_files_from_elsewhere(run.settings)],
             cwd,
             run_dir,
             color=stream.isatty(),
         )
         copy_input_files(inner, run_dir)
-        result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, session, stream)
+        result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, run, stream)
         copy_result_files(inner, run_dir)
-        json_path = inner.result_files.get("results.json")
+        json_path = inner.result_files.get(RESULTS_JSON)
         if json_path is not None and json_path.exists():
             record_kernel_events(json_path, result)
         return exit_code_with_kernel_events(result, stream)
@@ -68,19 +69,19 @@ def run_pytest_session_in_board(
 
 
 def run_command_in_board(
-    board: Board, command: str, cwd: Path, session: HwcryptoSession, stream: TextIO
+    board: Board, command: str, cwd: Path, run: HwcryptoRun, stream: TextIO
 ) -> int:
     """`hwcrypto vm ... --exec CMD`: one shell command inside the board."""
     run_dir = new_run_dir()
     try:
-        result = _boot_and_run(board, command, cwd, run_dir, session, stream)
+        result = _boot_and_run(board, command, cwd, run_dir, run, stream)
         return exit_code_with_kernel_events(result, stream)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _boot_and_run(
-    board: Board, command: str, cwd: Path, run_dir: Path, session: HwcryptoSession, stream: TextIO
+    board: Board, command: str, cwd: Path, run_dir: Path, run: HwcryptoRun, stream: TextIO
 ) -> BoardResult:
     stream.write(f"hwcrypto: booting {board.name} board, kernel {board.kernel_description()}\n")
     stream.flush()
@@ -92,9 +93,9 @@ def _boot_and_run(
         command,
         cwd=cwd,
         env=env,
-        timeout=session.value("vm_timeout"),
+        timeout=run.options.vm_timeout,
         stream=stream,
-        artifacts_dir=cwd / session.value("artifacts"),
+        artifacts_dir=cwd / run.options.artifacts,
         run_dir=run_dir,
     )
     stream.write(describe_result(result) + "\n")

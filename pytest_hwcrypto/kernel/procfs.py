@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-PROC_CRYPTO = Path("/proc/crypto")
+from pytest_hwcrypto import vocabulary
+
+PROC_CRYPTO = vocabulary.PROC_CRYPTO
 
 # Keys every record must carry: without them a record cannot be named or selected.
 REQUIRED_FIELDS = ("name", "driver")

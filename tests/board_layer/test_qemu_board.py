@@ -37,7 +37,7 @@ from pytest_hwcrypto.boards.qemu import (
     newest_debian_kernel,
     uncompressed_pvh_kernel,
 )
-from pytest_hwcrypto.session import inside_board
+from pytest_hwcrypto.run import inside_board
 
 BOOT_TIMEOUT = 300.0
 KILLED_BOARD_TIMEOUT = 20.0  # long enough for QEMU to be running, short of a full boot

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_hwcrypto.boards.helpers import environment_scripts_dir
 from pytest_hwcrypto.boards.qemu import VIRTME_PROGRAMS
-from pytest_hwcrypto.session import inside_board
+from pytest_hwcrypto.run import inside_board
 
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 BOOT_TIMEOUT = 300.0

@@ -65,6 +65,36 @@ def test_unknown_suite_is_one_usage_error(pytester: pytest.Pytester) -> None:
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
+@pytest.mark.parametrize("future", ["dmcrypt", "lxc", "userspace"])
+def test_a_suite_that_does_not_exist_yet_is_refused_not_silently_empty(
+    pytester: pytest.Pytester, future: str
+) -> None:
+    result = pytester.runpytest("--hwcrypto", f"--hwcrypto-suite={future}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*unknown suite {future} (choose from inventory, correctness, throughput)*"]
+    )
+
+
+def test_options_reach_tests_typed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_types="""
+        def test_types(hwcrypto_options):
+            assert isinstance(hwcrypto_options.budget, float)
+            assert hwcrypto_options.block_sizes == (16, 4096)
+            assert [str(s) for s in hwcrypto_options.suite] == ["inventory"]
+        """
+    )
+    result = pytester.runpytest(
+        "--hwcrypto",
+        "--hwcrypto-suite=inventory",
+        "--hwcrypto-budget=7",
+        "--hwcrypto-block-sizes=4K,16",
+        "test_types.py",
+    )
+    result.assert_outcomes(passed=1)
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
@@ -132,8 +162,8 @@ def test_bad_profile_names_file_key_and_line(pytester: pytest.Pytester) -> None:
 
 
 _SHOW_TIMEOUT = """
-    def test_show(hwcrypto_session):
-        resolved = hwcrypto_session.settings["timeout"]
+    def test_show(hwcrypto_run):
+        resolved = hwcrypto_run.settings["timeout"]
         print("TIMEOUT", resolved.value, resolved.source)
 """
 
@@ -239,8 +269,8 @@ def test_baseline_may_be_a_pytest_benchmark_run_id(pytester: pytest.Pytester) ->
     (storage / "0001_abc123_20261201_000000.json").write_text(saved.read_text())
     pytester.makepyfile(
         test_show="""
-        def test_show(hwcrypto_session):
-            drivers = {m.driver for m in hwcrypto_session.baseline.measurements}
+        def test_show(hwcrypto_run):
+            drivers = {m.driver for m in hwcrypto_run.baseline.measurements}
             assert "cbc-aes-aesni" in drivers
         """
     )

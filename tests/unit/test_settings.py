@@ -75,3 +75,26 @@ def test_unknown_vm_kind() -> None:
             ini_value=None,
             profile_settings={},
         )
+
+
+def test_every_setting_is_a_typed_options_field() -> None:
+    import dataclasses
+
+    from pytest_hwcrypto.settings import SETTINGS, Options
+
+    assert [s.name for s in SETTINGS] == [f.name for f in dataclasses.fields(Options)]
+    assert Options().timeout == 10.0 and Options().vm is None
+
+
+def test_board_roles_say_what_a_board_run_does_with_each_option() -> None:
+    from pytest_hwcrypto.settings import BoardRole
+
+    roles = {name: setting.board_role for name, setting in SETTINGS_BY_NAME.items()}
+    assert [n for n, r in roles.items() if r is BoardRole.CHOOSES_BOARD] == [
+        "vm",
+        "kernel",
+        "modules",
+        "vm_timeout",
+    ]
+    assert [n for n, r in roles.items() if r is BoardRole.INPUT_FILE] == ["board", "baseline"]
+    assert [n for n, r in roles.items() if r is BoardRole.RESULT_FILE] == ["json"]

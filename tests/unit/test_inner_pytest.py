@@ -8,7 +8,7 @@ import pytest
 import pytest_hwcrypto
 from pytest_hwcrypto.boards.base import host_dirs_to_keep
 from pytest_hwcrypto.boards.console import scan_kernel_log
-from pytest_hwcrypto.boards.session import (
+from pytest_hwcrypto.boards.inner_pytest import (
     copy_input_files,
     copy_result_files,
     inner_pytest_args,

@@ -17,30 +17,31 @@ from pathlib import Path
 
 from pytest_hwcrypto.boards.base import Board, BoardError
 from pytest_hwcrypto.boards.uml import UmlBoard
-from pytest_hwcrypto.session import resolve_baseline_path
-from pytest_hwcrypto.settings import COMMAND_LINE, Resolved
+from pytest_hwcrypto.run import resolve_baseline_path
+from pytest_hwcrypto.settings import COMMAND_LINE, SETTINGS, BoardRole, Resolved, Setting
+
+
+def _with_role(role: BoardRole) -> list[Setting]:
+    return [setting for setting in SETTINGS if setting.board_role is role]
+
 
 # Options consumed by the outer session: they choose and boot the board.
-_BOARD_OPTIONS = (
-    "--hwcrypto-vm",
-    "--hwcrypto-kernel",
-    "--hwcrypto-modules",
-    "--hwcrypto-vm-timeout",
-)
-# Options naming files the inner session writes; they come back to the host.
+_BOARD_OPTIONS = tuple(setting.option for setting in _with_role(BoardRole.CHOOSES_BOARD))
+# Options naming files the inner session writes; they come back to the host. Each
+# result-file setting needs its name in the run directory here.
+RESULTS_JSON = "results.json"
+_RESULT_FILE_NAMES = {"json": RESULTS_JSON}
 _RESULT_FILE_OPTIONS = {
     "--junitxml": "junit.xml",
     "--junit-xml": "junit.xml",
-    "--hwcrypto-json": "results.json",
+    **{s.option: _RESULT_FILE_NAMES[s.name] for s in _with_role(BoardRole.RESULT_FILE)},
 }
 # Options naming files the inner session reads. They are copied into the run directory
 # before boot: a host path under /tmp (or anywhere the board mounts over) is not the
 # same file inside the board.
 # Each goes into its own subdirectory under its own file name, which messages then show.
-_INPUT_FILE_OPTIONS = {
-    "--hwcrypto-baseline": "baseline",
-    "--hwcrypto-board": "board",
-}
+_INPUT_FILES = {setting.option: setting for setting in _with_role(BoardRole.INPUT_FILE)}
+_BASELINE_OPTION = next(s.option for s in SETTINGS if s.name == "baseline")
 
 
 @dataclass
@@ -64,7 +65,7 @@ def inner_pytest_args(
         takes_next = not has_value and name in (
             *_BOARD_OPTIONS,
             *_RESULT_FILE_OPTIONS,
-            *_INPUT_FILE_OPTIONS,
+            *_INPUT_FILES,
         )
         if takes_next:
             if position + 1 >= len(args):
@@ -79,11 +80,11 @@ def inner_pytest_args(
             inner.result_files[board_name] = (cwd / value).resolve()
             inner.args.append(f"{name}={run_dir / board_name}")
             continue
-        if name in _INPUT_FILE_OPTIONS:
-            if name == "--hwcrypto-baseline":  # may be a pytest-benchmark run id: 0001
+        if name in _INPUT_FILES:
+            if name == _BASELINE_OPTION:  # may be a pytest-benchmark run id: 0001
                 value = resolve_baseline_path(value, name, storage=cwd / ".benchmarks")
             host_path = (cwd / value).resolve()
-            board_name = f"{_INPUT_FILE_OPTIONS[name]}/{host_path.name}"
+            board_name = f"{_INPUT_FILES[name].name}/{host_path.name}"
             inner.input_files[board_name] = host_path
             inner.args.append(f"{name}={run_dir / board_name}")
             continue
@@ -105,8 +106,8 @@ def input_files_from_elsewhere(settings: Mapping[str, Resolved]) -> list[str]:
     inside the board as well).
     """
     extra = []
-    for option in _INPUT_FILE_OPTIONS:
-        resolved = settings.get(option.removeprefix("--hwcrypto-"))
+    for option, setting in _INPUT_FILES.items():
+        resolved = settings.get(setting.name)
         if resolved is not None and resolved.value and resolved.source != COMMAND_LINE:
             extra.append(f"{option}={resolved.value}")
     return extra
@@ -134,6 +135,7 @@ def copy_result_files(inner: InnerCommand, run_dir: Path) -> list[Path]:
 
 
 def make_board(kind: str, kernel: str | None, modules: str | None) -> Board:
+    """The board of this kind (a BoardKind, or the same word from the command line)."""
     kernel_path = Path(kernel) if kernel else None
     modules_path = Path(modules) if modules else None
     if kind == "uml":

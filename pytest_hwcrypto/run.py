@@ -1,7 +1,9 @@
-"""The state of one `pytest --hwcrypto` session, kept in `config.stash`.
+"""The state of one `pytest --hwcrypto` run, kept in `config.stash` under RUN_KEY.
 
-Settings are resolved once (see settings.py), the board profile loaded once, and the
-results recorder collects measurements, findings and verdicts for --hwcrypto-json.
+"Run" and not "session": pytest's Session, an AF_ALG socket session and a board's inner
+pytest session are other things. Settings are resolved once (settings.py) into typed
+Options, the board profile and baseline are loaded once, and what the kernel shows (facts,
+/proc/crypto) is read once, on first use, into the fields below (fixtures.py fills them).
 """
 
 from __future__ import annotations
@@ -9,45 +11,80 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from pytest_hwcrypto.profile import BoardProfile, load_profile
 from pytest_hwcrypto.report.results import Results, ResultsError, read_json_object
-from pytest_hwcrypto.settings import SETTINGS, Resolved, SettingError, resolve, resolve_all
+from pytest_hwcrypto.settings import (
+    SETTINGS_BY_NAME,
+    Options,
+    Resolved,
+    SettingError,
+    resolve,
+    resolve_all,
+)
+
+if TYPE_CHECKING:
+    from pytest_hwcrypto.kernel.differential import SessionSeed
+    from pytest_hwcrypto.kernel.facts import KernelFacts
+    from pytest_hwcrypto.kernel.inventory import InventoryEntry
+    from pytest_hwcrypto.report.recorder import ResultsRecorder
 
 # Set by the guest script of a virtual board: a session inside a board never boots another.
 INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
 
 
 @dataclass
-class HwcryptoSession:
-    settings: dict[str, Resolved]
+class HwcryptoRun:
+    options: Options
+    # Where each option's value came from ("command line", "environment HWCRYPTO_X", ...).
+    sources: dict[str, str]
     profile: BoardProfile | None
     enabled: bool
     baseline: Results | None = None
-    cache: dict[str, Any] = field(default_factory=dict)
+    # Read once per run, on first use.
+    kernel_facts: KernelFacts | None = None
+    inventory: list[InventoryEntry] | None = None
+    recorder: ResultsRecorder | None = None
+    seed: SessionSeed | None = None
+    # Drivers the correctness suite found at collection time (its own Target type).
+    correctness_targets: list[Any] | None = None
 
-    def value(self, name: str) -> Any:
-        return self.settings[name].value
+    @property
+    def settings(self) -> dict[str, Resolved]:
+        """Each option's value with its source, as the board runner passes them on."""
+        return {
+            name: Resolved(getattr(self.options, name), source)
+            for name, source in self.sources.items()
+        }
+
+
+RUN_KEY = pytest.StashKey[HwcryptoRun]()
+
+
+def run_of(config: pytest.Config) -> HwcryptoRun:
+    """This pytest run's hwcrypto state (the plugin puts it in the stash at startup)."""
+    return config.stash[RUN_KEY]
 
 
 def inside_board(environ: Mapping[str, str] = os.environ) -> bool:
     return INSIDE_BOARD_ENV in environ
 
 
-def build_session(
+def build_run(
     *,
     enabled: bool,
     cli_values: Mapping[str, Any],
     environ: Mapping[str, str],
     ini_values: Mapping[str, str | None],
-) -> HwcryptoSession:
+) -> HwcryptoRun:
     """Resolve every setting; the board profile is loaded first because it feeds the rest."""
-    board_setting = next(s for s in SETTINGS if s.name == "board")
     board = resolve(
-        board_setting,
+        SETTINGS_BY_NAME["board"],
         cli_value=cli_values.get("board"),
         environ=environ,
         ini_value=ini_values.get("board"),
@@ -64,7 +101,13 @@ def build_session(
     if inside_board(environ):
         settings["vm"] = Resolved(None, "inside a virtual board")
     baseline = load_baseline(settings["baseline"]) if enabled else None
-    return HwcryptoSession(settings=settings, profile=profile, enabled=enabled, baseline=baseline)
+    return HwcryptoRun(
+        options=Options.from_resolved(settings),
+        sources={name: resolved.source for name, resolved in settings.items()},
+        profile=profile,
+        enabled=enabled,
+        baseline=baseline,
+    )
 
 
 def load_baseline(setting: Resolved) -> Results | None:
