@@ -5,7 +5,7 @@ Run inside a board (it needs AF_ALG and gcc):
     .venv/bin/hwcrypto vm --exec '.venv/bin/python benchmarks/fidelity.py' uml
 
 Both sides drive the same driver in the same boot: the suite's engine
-(measure/afalg_throughput.AfAlgTarget, timed the way run_plan times a sample) and
+(measure/afalg_engine.AfAlgBound.run, timed the way the run loop times a sample) and
 afalg_loop.c (one sendmsg with op and IV + one read per request, compiled here with gcc).
 Samples alternate Python, C, Python, C ... so drift on a shared machine hits both alike;
 the figure is median(Python) / median(C) per block size (and, less sensitive to drift,
@@ -27,7 +27,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pytest_hwcrypto.measure.afalg_throughput import AfAlgTarget  # noqa: E402
+from pytest_hwcrypto.measure.afalg_engine import AfAlgBound  # noqa: E402
+from pytest_hwcrypto.measure.cpu import CpuMeter  # noqa: E402
+from pytest_hwcrypto.measure.engine import Timing  # noqa: E402
 from pytest_hwcrypto.measure.plan import Target, operations_for  # noqa: E402
 
 BAR = 0.95
@@ -52,7 +54,7 @@ def c_sample(binary: Path, driver: str, key_bytes: int, size: int, count: int) -
     return int(fields["bytes"]) / float(fields["seconds"])
 
 
-def python_sample(session: AfAlgTarget, block: bytes, count: int) -> float:
+def python_sample(session: AfAlgBound, block: bytes, count: int) -> float:
     began = time.perf_counter()
     session.run("encrypt", block, count)
     return count * len(block) / (time.perf_counter() - began)
@@ -60,7 +62,7 @@ def python_sample(session: AfAlgTarget, block: bytes, count: int) -> float:
 
 def measure(driver: str, size: int, rounds: int, seconds: float, binary: Path) -> dict[str, object]:
     target = Target("cbc(aes)", driver, "skcipher", 128, 0)
-    session = AfAlgTarget(target, timeout=60.0)
+    session = AfAlgBound(target, 60.0, Timing(time.perf_counter, CpuMeter()))
     block = os.urandom(size)
     try:
         session.run("encrypt", block, 50)  # warm-up

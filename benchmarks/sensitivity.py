@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
-from pytest_hwcrypto.measure.afalg_throughput import run_plan
+from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
+from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.report.results import Measurement
 from pytest_hwcrypto.verdict.compare import compare_measurements
 
@@ -58,7 +59,7 @@ def throttled() -> Iterator[None]:
 
 def measure(targets: Sequence[Target], sizes: Sequence[int]) -> list[Measurement]:
     budget = SUITE_SECONDS_PER_SERIES * len(targets) * len(sizes) / 0.95
-    return run_plan(make_plan(targets, sizes, budget)).measurements()
+    return run_plan(make_plan(targets, sizes, budget), AfAlgEngine()).measurements()
 
 
 def flagged(baseline: list[Measurement], current: list[Measurement]) -> dict[int, bool]:

@@ -174,7 +174,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """One measurement from the throughput suite's engine (AF_ALG), or a tcrypt run."""
     if args.engine == "tcrypt":
         return _bench_tcrypt(args)
-    from pytest_hwcrypto.measure.afalg_throughput import BenchError, bench
+    from pytest_hwcrypto.measure.bench import BenchError, bench
     from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpecError, parse_load_spec
     from pytest_hwcrypto.verdict.compare import describe_path, format_mib_s
 

@@ -3,7 +3,8 @@ software where the board profile says it must?
 
 Every algorithm the kernel can serve with two or more drivers is measured through AF_ALG
 on all of them, per block size, within --hwcrypto-budget (measure/plan.py decides what fits
-and in which order; measure/afalg_throughput.py times it). Block-cipher modes are measured
+and in which order; measure/runner.py times it through the AF_ALG engine). Block-cipher
+modes are measured
 over every implementation of the cipher: binding `cbc(aes-generic)` by driver name makes
 the kernel instantiate the template over exactly that cipher, so a board with aes-generic
 and aes-fixed-time compares the two even though only one would ever be handed out.
@@ -35,9 +36,10 @@ from pytest_hwcrypto.fixtures import AfAlg
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
-from pytest_hwcrypto.measure.afalg_throughput import SOURCE, CellRecord, ThroughputRun, run_plan
+from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
+from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError, Verdict
@@ -53,6 +55,7 @@ from pytest_hwcrypto.verdict.rules import (
     rule_from_dict,
     winner_not_fastest_findings,
 )
+from pytest_hwcrypto.vocabulary import Source
 
 pytestmark = pytest.mark.hwcrypto_throughput
 
@@ -141,7 +144,7 @@ def throughput(
     ruled = {r.rule.scope.algorithm for r in collect_rules(hwcrypto_run.profile) if r.rule}
     plan = make_plan(targets, block_sizes, budget, prefer={a for a in ruled if a})
     with BackgroundLoad(load_spec) as load:
-        run = run_plan(plan, timeout=hwcrypto_afalg.timeout, load=load)
+        run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)
     inventory = [entry.to_json() for entry in _read_inventory()]
     suite_run = SuiteRun(run, inventory, _findings(run, inventory))
     _record(hwcrypto_results, suite_run)
@@ -328,13 +331,15 @@ def test_no_regression_against_baseline(
     baseline = hwcrypto_run.baseline
     if baseline is None:
         pytest.skip(NO_BASELINE)
-    then = [m for m in baseline.measurements if m.source == SOURCE and m.algorithm == algorithm]
+    then = [
+        m for m in baseline.measurements if m.source == Source.AFALG and m.algorithm == algorithm
+    ]
     if not then:
         pytest.skip(f"{algorithm}: not in the baseline ({baseline_kernel(baseline)}): new here")
     now = [m for m in throughput.run.measurements() if m.algorithm == algorithm]
     gone = sorted({m.driver or "?" for m in then} - {m.driver or "?" for m in now})
     rule = NoRegressionRule(
-        Scope(algorithm, source=SOURCE),
+        Scope(algorithm, source=Source.AFALG),
         max_drop=hwcrypto_run.options.max_drop,
         name=f"no-regression {algorithm} vs baseline ({baseline_kernel(baseline)})",
     )

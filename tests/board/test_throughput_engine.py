@@ -20,12 +20,15 @@ from pytest_hwcrypto.kernel.facts import gather_kernel_facts, is_user_mode_linux
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
-from pytest_hwcrypto.measure.afalg_throughput import run_plan
+from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.cpu import CpuMeter
+from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Timing
 from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpec
 from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
+from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.report.results import Measurement
 from pytest_hwcrypto.verdict.rules import crossover_findings, winner_not_fastest_findings
+from pytest_hwcrypto.vocabulary import Source
 
 pytestmark = pytest.mark.board
 
@@ -60,11 +63,29 @@ class FakeSession:
         self.requests += count
         self.sizes.append(len(block))
         if self.fail_after is not None and self.requests > self.fail_after:
-            raise afalg.OperationTimeout("hung", op=op, timeout=1.0)
+            raise EngineError("hung")
         self.clock.now += count * (self.cost + len(block) / self.speed)
 
     def close(self) -> None:
         self.closed = True
+
+
+@dataclass
+class FakeBound:
+    """A FakeSession behind the engine seam, timed by the shared request loop."""
+
+    session: FakeSession
+    evidence: Evidence
+    loop: RequestLoop
+
+    def warm_up(self, op: str, block_size: int, seconds: float) -> None:
+        self.loop.warm_up(op, block_size, seconds)
+
+    def sample(self, op: str, block_size: int, seconds: float) -> object:
+        return self.loop.sample(op, block_size, seconds)
+
+    def close(self) -> None:
+        self.session.close()
 
 
 def _targets() -> list[Target]:
@@ -80,16 +101,23 @@ def _fake_run(
     clock = FakeClock()
     sessions: dict[str, FakeSession] = {}
 
-    def opener(target: Target, timeout: float) -> FakeSession:
-        if target.driver not in speeds:
-            raise afalg.AfAlgMasked("masked from AF_ALG", alg=target.algorithm)
-        session = FakeSession(clock, speeds[target.driver], driver=target.driver)
-        session.fail_after = (fail or {}).get(target.driver)
-        sessions[target.driver] = session
-        return session
+    class FakeEngine:
+        source = Source.AFALG
+
+        def reachable(self, inventory: object) -> list[Target]:
+            return _targets()
+
+        def open(self, target: Target, timing: Timing) -> FakeBound:
+            if target.driver not in speeds:
+                raise EngineError("masked from AF_ALG", masked=True)
+            session = FakeSession(clock, speeds[target.driver], driver=target.driver)
+            session.fail_after = (fail or {}).get(target.driver)
+            sessions[target.driver] = session
+            evidence = Evidence(target.driver, "fake")
+            return FakeBound(session, evidence, RequestLoop(session, timing, bytes))
 
     plan = make_plan(_targets(), (16, 4096, 65536), budget)
-    run = run_plan(plan, opener=opener, clock=clock, meter=CpuMeter())
+    run = run_plan(plan, FakeEngine(), clock=clock, meter=CpuMeter())
     return run, sessions, clock
 
 
@@ -234,7 +262,7 @@ def _measure(budget: float, sizes: tuple[int, ...], names: set[str]) -> object:
     entries = build_inventory(read_proc_crypto())
     targets = [t for t in discover_targets(entries) if t.algorithm in names]
     assert targets, f"none of {names} has two drivers here"
-    return run_plan(make_plan(targets, sizes, budget))
+    return run_plan(make_plan(targets, sizes, budget), AfAlgEngine())
 
 
 def test_uml_measures_both_software_aes_and_finds_the_slow_winner(on_board: str) -> None:

@@ -1,0 +1,209 @@
+"""Run a measurement plan through an engine: interleaved samples in, Measurements out.
+
+Engine-agnostic (measure/engine.py is the seam): AF_ALG today, any other path that
+implements Engine tomorrow. How a run goes (`run_plan`):
+
+1. open every target through the engine, bound to its exact driver; a target that cannot
+   be opened is reported with the engine's explanation (not registered, masked from this
+   path, failed self-test) and its cells are dropped;
+2. rounds of samples in the plan's interleaved order (so drift and other load on a shared
+   machine hit every driver alike); before a cell's first sample the target warms up,
+   which also tells a request-loop engine how many requests fill a sample;
+3. the Pacer spreads the time left over the rounds left, so the whole run, setup
+   included, stays inside the budget;
+4. a cell whose driver fails mid-run (timeout, error) keeps the samples it has, and the
+   error is reported with it.
+
+Each sample is wall time, because wall time is what a user of an offload engine waits;
+CPU time is recorded beside it (measure/cpu.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, bytes_per_cpu_second
+from pytest_hwcrypto.measure.engine import BoundTarget, Clock, Engine, EngineError, Sample, Timing
+from pytest_hwcrypto.measure.load import BackgroundLoad
+from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, Target, round_order
+from pytest_hwcrypto.measure.stats import SampleStats
+from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.vocabulary import Source
+
+
+@dataclass
+class OpenFailure:
+    """A target that could not be measured at all, and why (the engine's explanation)."""
+
+    target: Target
+    message: str
+    masked: bool = False  # registered but hidden from AF_ALG: a finding, not a failure
+    unavailable: bool = False  # no algif_<type> here: nothing to say about the driver
+
+
+@dataclass
+class CellRecord:
+    """Everything measured for one cell, through one engine, on the driver it proved."""
+
+    cell: Cell
+    driver: str
+    source: Source = Source.AFALG
+    evidence: str = ""
+    samples: list[float] = field(default_factory=list)  # bytes/s
+    operations: int = 0
+    timed_seconds: float = 0.0
+    cpu: CpuUsage = field(default_factory=CpuUsage)
+    warmed_up: bool = False
+    error: str | None = None
+
+    def add_sample(self, sample: Sample) -> None:
+        self.samples.append(sample.bytes_per_second)
+        self.operations += sample.operations
+        self.timed_seconds += sample.seconds
+        self.cpu = self.cpu + sample.cpu
+
+    def measurement(self, load: str) -> Measurement | None:
+        """The Measurement (results JSON shape), or None without samples."""
+        if not self.samples:
+            return None
+        stats = SampleStats.from_samples(self.samples)
+        target = self.cell.target
+        total_bytes = float(self.operations * self.cell.block_size)
+        extra: dict[str, object] = {
+            "operations": self.operations,
+            "seconds": round(self.timed_seconds, 6),
+            "load": load,
+        }
+        if self.evidence:
+            extra["evidence"] = self.evidence
+        if self.cpu.system_seconds is not None:
+            extra["system_cpu_seconds"] = round(self.cpu.system_seconds, 6)
+            per_system = bytes_per_cpu_second(total_bytes, self.cpu.system_seconds)
+            if per_system is not None:
+                extra["bytes_per_system_cpu_second"] = per_system
+        if not target.registered:
+            extra["instantiated"] = True  # a template instance created by this run
+        if self.error:
+            extra["error"] = self.error
+        return Measurement(
+            source=self.source,
+            algorithm=target.algorithm,
+            driver=self.driver,
+            key_bits=target.key_bits,
+            block_size=self.cell.block_size,
+            op=self.cell.op,
+            bytes_per_second=stats.median,
+            samples=list(self.samples),
+            ci_low=stats.ci_low,
+            ci_high=stats.ci_high,
+            cov=stats.cov,
+            cpu_seconds=round(self.cpu.process_seconds, 6),
+            bytes_per_cpu_second=bytes_per_cpu_second(total_bytes, self.cpu.process_seconds),
+            driver_class=target.driver_class,
+            extra=extra,
+        )
+
+
+@dataclass
+class ThroughputRun:
+    """The outcome of a run: per-cell records, targets that failed to open, timing."""
+
+    plan: Plan
+    records: list[CellRecord]
+    failures: list[OpenFailure]
+    seconds: float
+    rounds: int
+    load: str = "none"
+
+    def measurements(self) -> list[Measurement]:
+        found = (record.measurement(self.load) for record in self.records)
+        return [measurement for measurement in found if measurement is not None]
+
+    def records_of(self, algorithm: str) -> list[CellRecord]:
+        return [r for r in self.records if r.cell.target.algorithm == algorithm]
+
+    def failures_of(self, algorithm: str) -> list[OpenFailure]:
+        return [f for f in self.failures if f.target.algorithm == algorithm]
+
+
+def run_plan(
+    plan: Plan,
+    engine: Engine,
+    *,
+    load: BackgroundLoad | None = None,
+    clock: Clock = time.perf_counter,
+    meter: CpuMeter | None = None,
+) -> ThroughputRun:
+    """Measure every cell of `plan` through `engine` within the budget (module docstring)."""
+    started = clock()
+    meter = meter or CpuMeter(excluded_pids=(lambda: load.pids) if load else tuple)
+    sessions, failures = _open_targets(plan.targets, engine, Timing(clock, meter))
+    try:
+        records = [
+            CellRecord(
+                cell,
+                sessions[cell.target].evidence.driver,
+                source=engine.source,
+                evidence=sessions[cell.target].evidence.how,
+            )
+            for cell in plan.cells
+            if cell.target in sessions
+        ]
+        rounds = _run_rounds(plan, records, sessions, clock, started)
+    finally:
+        for session in sessions.values():
+            session.close()
+    return ThroughputRun(
+        plan=plan,
+        records=records,
+        failures=failures,
+        seconds=clock() - started,
+        rounds=rounds,
+        load=load.describe() if load else "none",
+    )
+
+
+def _open_targets(
+    targets: Sequence[Target], engine: Engine, timing: Timing
+) -> tuple[dict[Target, BoundTarget], list[OpenFailure]]:
+    sessions: dict[Target, BoundTarget] = {}
+    failures: list[OpenFailure] = []
+    for target in targets:
+        try:
+            sessions[target] = engine.open(target, timing)
+        except EngineError as error:
+            failures.append(
+                OpenFailure(target, str(error), masked=error.masked, unavailable=error.unavailable)
+            )
+    return sessions, failures
+
+
+def _run_rounds(
+    plan: Plan,
+    records: list[CellRecord],
+    sessions: dict[Target, BoundTarget],
+    clock: Clock,
+    started: float,
+) -> int:
+    by_cell = {record.cell: record for record in records}
+    pacer = Pacer.for_plan(plan, started, cells=len(records))
+    rounds = 0
+    while True:
+        sample_seconds = pacer.sample_seconds(clock(), rounds)
+        if sample_seconds is None:
+            return rounds
+        for cell in round_order([record.cell for record in records], rounds):
+            record = by_cell[cell]
+            if record.error:
+                continue
+            bound = sessions[cell.target]
+            try:
+                if not record.warmed_up:
+                    bound.warm_up(cell.op, cell.block_size, plan.warmup_seconds)
+                    record.warmed_up = True
+                record.add_sample(bound.sample(cell.op, cell.block_size, sample_seconds))
+            except EngineError as error:
+                record.error = str(error)
+        rounds += 1
