@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_hwcrypto.report.results import Results, load_results  # noqa: E402
+from pytest_hwcrypto.model.results import Results, load_results  # noqa: E402
 from pytest_hwcrypto.verdict.compare import compare  # noqa: E402
 
 PROFILE = Path(__file__).resolve().parent / "aa_uml_profile.toml"

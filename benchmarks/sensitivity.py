@@ -32,7 +32,7 @@ from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
 from pytest_hwcrypto.measure.runner import run_plan
-from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.verdict.compare import compare_measurements
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")

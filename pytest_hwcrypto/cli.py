@@ -69,7 +69,7 @@ def cmd_vm(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pytest_hwcrypto.report.results import Results, ResultsError, read_json_object
+    from pytest_hwcrypto.model.results import Results, ResultsError, read_json_object
     from pytest_hwcrypto.verdict import compare
 
     def load(path: str) -> Results:

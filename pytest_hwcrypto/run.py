@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_hwcrypto.model.results import Results, ResultsError, read_json_object
 from pytest_hwcrypto.profile import BoardProfile, load_profile
-from pytest_hwcrypto.report.results import Results, ResultsError, read_json_object
 from pytest_hwcrypto.settings import (
     SETTINGS_BY_NAME,
     Options,

@@ -27,6 +27,7 @@ from typing import Callable, cast
 import pytest
 
 from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.bytes_diff import hex_preview, mismatch_message
 from pytest_hwcrypto.kernel import afalg, differential, vectors
 from pytest_hwcrypto.kernel.classify import classify_driver
 from pytest_hwcrypto.kernel.differential import (
@@ -41,7 +42,6 @@ from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVector, Vector
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.verdict.bytes_diff import hex_preview, mismatch_message
 from pytest_hwcrypto.vocabulary import Suite
 
 pytestmark = pytest.mark.hwcrypto_correctness

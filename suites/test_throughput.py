@@ -40,9 +40,9 @@ from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
 from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
+from pytest_hwcrypto.model.results import Finding, Measurement, Results, ResultsError, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
-from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError, Verdict
 from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.verdict.compare import format_mib_s
 from pytest_hwcrypto.verdict.rules import (

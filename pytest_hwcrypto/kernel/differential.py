@@ -33,8 +33,8 @@ from cryptography.hazmat.primitives import cmac, hashes, hmac
 from cryptography.hazmat.primitives.ciphers import Cipher, CipherAlgorithm, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
+from pytest_hwcrypto.bytes_diff import hex_preview
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, type_family
-from pytest_hwcrypto.verdict.bytes_diff import hex_preview
 
 PAGE = 4096
 SIXTY_FOUR_KIB = 65536

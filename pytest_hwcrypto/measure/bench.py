@@ -11,7 +11,7 @@ from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import PlanError, Target, make_plan, target_for_entry
 from pytest_hwcrypto.measure.runner import run_plan
-from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, AlgType, Op
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_hwcrypto.kernel.facts import is_user_mode_linux
-from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
 
 KMSG = Path("/dev/kmsg")

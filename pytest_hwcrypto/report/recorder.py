@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_hwcrypto.report.results import SCHEMA, Results, save_results
+from pytest_hwcrypto.model.results import SCHEMA, Results, save_results
 
 WORKER_OUTPUT_KEY = "hwcrypto_results"
 

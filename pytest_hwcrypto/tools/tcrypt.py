@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
-from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.model.results import Measurement
 
 SOURCE = "tcrypt"
 

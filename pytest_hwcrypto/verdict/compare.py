@@ -28,8 +28,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypeVar
 
-from pytest_hwcrypto.measure.stats import RatioInterval, SampleStats, ratio_interval
-from pytest_hwcrypto.report.results import Measurement, Results, ResultsError
+from pytest_hwcrypto.model.results import Measurement, Results, ResultsError
+from pytest_hwcrypto.model.stats import RatioInterval, SampleStats, ratio_interval
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange, parse_block_sizes
 from pytest_hwcrypto.verdict.crossover import crossover
 

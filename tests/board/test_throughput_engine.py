@@ -26,7 +26,7 @@ from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, T
 from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpec
 from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
 from pytest_hwcrypto.measure.runner import run_plan
-from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.verdict.rules import crossover_findings, winner_not_fastest_findings
 from pytest_hwcrypto.vocabulary import Source
 

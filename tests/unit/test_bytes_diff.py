@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_hwcrypto.verdict.bytes_diff import (
+from pytest_hwcrypto.bytes_diff import (
     compare_bytes,
     excerpt,
     first_difference,

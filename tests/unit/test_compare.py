@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.measure.stats import SampleStats
-from pytest_hwcrypto.report.results import (
+from pytest_hwcrypto.model.results import (
     Measurement,
     Results,
     ResultsError,
     load_results,
     read_json_object,
 )
+from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.verdict.compare import (
     Comparison,
     any_failed,

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_hwcrypto.cli import main
-from pytest_hwcrypto.report.results import Measurement, Results, load_results, save_results
+from pytest_hwcrypto.model.results import Measurement, Results, load_results, save_results
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 UML_1 = DATA / "board_uml_results_1.json"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_hwcrypto.model.results import ResultsError, load_results
 from pytest_hwcrypto.report.recorder import ResultsRecorder
-from pytest_hwcrypto.report.results import ResultsError, load_results
 
 MEASUREMENT = {
     "source": "afalg",

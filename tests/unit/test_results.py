@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.report.results import (
+from pytest_hwcrypto.model.results import (
     SCHEMA,
     Finding,
     Measurement,

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.report.results import Measurement, Results
+from pytest_hwcrypto.model.results import Measurement, Results
 from pytest_hwcrypto.verdict.rules import (
     FloorRule,
     HwBeatsSwRule,

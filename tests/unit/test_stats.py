@@ -6,7 +6,7 @@ import statistics
 
 import pytest
 
-from pytest_hwcrypto.measure.stats import (
+from pytest_hwcrypto.model.stats import (
     SampleStats,
     binomial_half_cdf,
     median_interval_indices,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.report.results import Measurement
+from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
 
 DATA = Path(__file__).parent.parent / "data"

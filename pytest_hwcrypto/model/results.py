@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from pytest_hwcrypto.measure.stats import SampleStats
+from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.vocabulary import RESULTS_SCHEMA, FindingKind
 
 SCHEMA = RESULTS_SCHEMA

@@ -1,0 +1,1 @@
+"""The data every layer passes around: Measurement, Finding, Verdict, Results, SampleStats."""
