@@ -5,7 +5,7 @@ Registered by plugin.py only when --hwcrypto is given, so other projects never s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +15,13 @@ from pytest_hwcrypto.kernel import afalg
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
+from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun
 from pytest_hwcrypto.settings import Options
-from pytest_hwcrypto.vocabulary import PROC_CRYPTO, AlgType
+from pytest_hwcrypto.vocabulary import AlgType
+from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
@@ -68,6 +70,21 @@ def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
         return
     if run.options.json:
         rec.write(Path(run.options.json))
+
+
+def record_and_judge(
+    results: ResultsRecorder, verdict: Verdict, findings: Sequence[Finding] = ()
+) -> None:
+    """Record a verdict and its findings, then fail the test (no traceback) if it failed.
+
+    Every suite ends a judged test this way, so the results file and the test outcome
+    can never disagree.
+    """
+    results.add_verdict(verdict)
+    for finding in findings:
+        results.add_finding(finding)
+    if not verdict.passed:
+        pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
 
 
 def merge_worker_results(run: HwcryptoRun, node: Any) -> None:

@@ -40,9 +40,10 @@ from pytest_hwcrypto.kernel.differential import (
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVector, Vector
+from pytest_hwcrypto.model.results import Finding
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.vocabulary import Suite
+from pytest_hwcrypto.vocabulary import FindingKind, Suite
 
 pytestmark = pytest.mark.hwcrypto_correctness
 
@@ -430,7 +431,9 @@ def driver_trouble_fails(
         yield
     except afalg.AfAlgMasked as error:
         results.add_finding(
-            afalg.FINDING_AFALG_MASKED, target.algorithm, str(error), driver=target.driver
+            Finding(
+                FindingKind.AFALG_MASKED, target.algorithm, str(error), {"driver": target.driver}
+            )
         )
         pytest.skip(f"{target.driver}: {error}")
     except (afalg.AfAlgUnavailable, afalg.SelfTestFailed) as error:

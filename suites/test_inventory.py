@@ -14,10 +14,12 @@ import pytest
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile, Expectation
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import run_of
 from pytest_hwcrypto.verdict import inventory_checks
+from pytest_hwcrypto.vocabulary import FindingKind
 
 pytestmark = pytest.mark.hwcrypto_inventory
 
@@ -66,7 +68,12 @@ def test_selftest_passed(
         pytest.skip(verdict.message)
     if not verdict.passed:
         hwcrypto_results.add_finding(
-            "selftest-failed", registered.name, verdict.message, driver=registered.driver
+            Finding(
+                FindingKind.SELFTEST_FAILED,
+                registered.name,
+                verdict.message,
+                {"driver": registered.driver},
+            )
         )
         pytest.fail(verdict.message, pytrace=False)
 
@@ -79,14 +86,12 @@ def test_expected_driver_registered(
 ) -> None:
     """The board profile's drivers must be there: a missing one is a failure, not a skip."""
     verdict = inventory_checks.expectation_verdict(expectation, hwcrypto_inventory, hwcrypto_kernel)
-    hwcrypto_results.add_verdict(
-        f"expect {expectation.describe()}", verdict.passed, verdict.message
+    kind = verdict.finding_kind or FindingKind.DRIVER_MISSING
+    fixtures.record_and_judge(
+        hwcrypto_results,
+        Verdict(f"expect {expectation.describe()}", verdict.passed, verdict.message),
+        [] if verdict.passed else [Finding(kind, expectation.algorithm, verdict.message)],
     )
-    if not verdict.passed:
-        hwcrypto_results.add_finding(
-            verdict.finding_kind or "driver-missing", expectation.algorithm, verdict.message
-        )
-        pytest.fail(verdict.message, pytrace=False)
 
 
 def test_blacklisted_crypto_modules_reported(
@@ -94,7 +99,9 @@ def test_blacklisted_crypto_modules_reported(
 ) -> None:
     """Without a profile a blacklisted crypto module is a finding, not a failure."""
     for finding in inventory_checks.blacklist_findings(hwcrypto_kernel):
-        hwcrypto_results.add_finding("module-blacklisted", finding.algorithm, finding.detail)
+        hwcrypto_results.add_finding(
+            Finding(FindingKind.MODULE_BLACKLISTED, finding.algorithm, finding.detail)
+        )
 
 
 def test_winners_recorded(

@@ -40,7 +40,7 @@ from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
 from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
-from pytest_hwcrypto.model.results import Finding, Measurement, Results, ResultsError, Verdict
+from pytest_hwcrypto.model.results import Finding, Results, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
@@ -55,7 +55,7 @@ from pytest_hwcrypto.verdict.rules import (
     rule_from_dict,
     winner_not_fastest_findings,
 )
-from pytest_hwcrypto.vocabulary import Source
+from pytest_hwcrypto.vocabulary import AlgType, Source
 
 pytestmark = pytest.mark.hwcrypto_throughput
 
@@ -129,7 +129,7 @@ def throughput(
     reason = concurrent_workers_reason(pytestconfig)
     if reason is not None:
         pytest.skip(reason)
-    hwcrypto_afalg.require("skcipher")
+    hwcrypto_afalg.require(AlgType.SKCIPHER)
     block_sizes = hwcrypto_run.options.block_sizes
     load_spec = hwcrypto_run.options.load
     targets = discover_targets(_read_inventory())
@@ -198,9 +198,9 @@ def _findings(run: ThroughputRun, inventory: Sequence[Mapping[str, Any]]) -> lis
 def _record(results: ResultsRecorder, suite_run: SuiteRun) -> None:
     results.update_inventory(suite_run.inventory)
     for measurement in suite_run.run.measurements():
-        results.add_measurement(measurement.to_json())
+        results.add_measurement(measurement)
     for finding in suite_run.findings:
-        results.add_finding(finding.kind, finding.algorithm, finding.detail, **finding.extra)
+        results.add_finding(finding)
 
 
 # ---------------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def test_tcrypt_in_kernel(hwcrypto_run: HwcryptoRun, hwcrypto_results: ResultsRe
         pytest.fail(f"tcrypt {TCRYPT_REQUEST.describe()}: {error}", pytrace=False)
     for measurement in tcrypt_run.measurements:
         if math.isfinite(measurement.bytes_per_second):
-            hwcrypto_results.add_measurement(measurement.to_json())
+            hwcrypto_results.add_measurement(measurement)
     assert tcrypt_run.measurements
 
 
@@ -310,8 +310,8 @@ def test_profile_rule(
     if isinstance(rule, NoRegressionRule) and baseline is None:
         pytest.skip(f"{rule.label}: {NO_BASELINE}")
     inventory = _inventory_for_rules(request)
-    outcome = rule.evaluate(_recorded_measurements(hwcrypto_results), inventory, baseline)
-    record_and_judge(hwcrypto_results, outcome.verdict, outcome.findings)
+    outcome = rule.evaluate(hwcrypto_results.measurements, inventory, baseline)
+    fixtures.record_and_judge(hwcrypto_results, outcome.verdict, outcome.findings)
 
 
 NO_BASELINE = (
@@ -348,18 +348,7 @@ def test_no_regression_against_baseline(
     if gone:
         message = f"measured in the baseline, not now: {', '.join(gone)}"
         verdict = Verdict(verdict.rule, False, f"{message}; {verdict.message}")
-    record_and_judge(hwcrypto_results, verdict, outcome.findings)
-
-
-def record_and_judge(
-    results: ResultsRecorder, verdict: Verdict, findings: Sequence[Finding]
-) -> None:
-    """Put a verdict and its findings in the results, then fail the test if it failed."""
-    results.add_verdict(verdict.rule, verdict.passed, verdict.message)
-    for finding in findings:
-        results.add_finding(finding.kind, finding.algorithm, finding.detail, **finding.extra)
-    if not verdict.passed:
-        pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
+    fixtures.record_and_judge(hwcrypto_results, verdict, outcome.findings)
 
 
 def baseline_kernel(baseline: Results) -> str:
@@ -376,14 +365,3 @@ def _inventory_for_rules(request: pytest.FixtureRequest) -> list[dict[str, Any]]
         return suite_run.inventory
     except pytest.skip.Exception:
         return [entry.to_json() for entry in _read_inventory()]
-
-
-def _recorded_measurements(results: ResultsRecorder) -> list[Measurement]:
-    """Everything recorded in this session so far, from every suite, as Measurements."""
-    measurements = []
-    for index, data in enumerate(list(results.measurements)):
-        try:
-            measurements.append(Measurement.from_json(data, f"recorded measurement #{index}"))
-        except ResultsError:
-            continue  # a malformed record is the recording suite's bug, reported there
-    return measurements

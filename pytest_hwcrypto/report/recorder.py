@@ -1,7 +1,10 @@
-"""Collects what a session learnt (measurements, findings, verdicts) for --hwcrypto-json.
+"""Collects what a run learnt (measurements, findings, verdicts) for --hwcrypto-json.
 
-Under pytest-xdist each worker records its own part; the worker sends it to the controller
-in `workeroutput` and the controller merges, so one results file covers the whole run.
+Typed all the way: suites add the model's Measurement, Finding and Verdict records, and
+read Measurements back (a rule in one suite may judge what another suite measured).
+Under pytest-xdist each worker records its own part; the worker sends it to the
+controller in `workeroutput` as JSON and the controller merges, so one results file
+covers the whole run.
 """
 
 from __future__ import annotations
@@ -11,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_hwcrypto.model.results import SCHEMA, Results, save_results
+from pytest_hwcrypto.model.results import (
+    Finding,
+    Measurement,
+    Results,
+    Verdict,
+    save_results,
+)
 
 WORKER_OUTPUT_KEY = "hwcrypto_results"
 
@@ -20,58 +29,76 @@ WORKER_OUTPUT_KEY = "hwcrypto_results"
 class ResultsRecorder:
     kernel: dict[str, Any] = field(default_factory=dict)
     inventory: list[dict[str, Any]] = field(default_factory=list)
-    measurements: list[dict[str, Any]] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    _measurements: list[Measurement] = field(default_factory=list)
+    _findings: list[Finding] = field(default_factory=list)
+    _verdicts: list[Verdict] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add_measurement(self, measurement: dict[str, Any]) -> None:
+    @property
+    def measurements(self) -> list[Measurement]:
+        """Everything measured so far in this process (a copy)."""
         with self._lock:
-            self.measurements.append(measurement)
+            return list(self._measurements)
 
-    def add_finding(self, kind: str, algorithm: str, detail: str, **extra: Any) -> None:
-        finding = {"kind": kind, "algorithm": algorithm, "detail": detail, **extra}
+    @property
+    def findings(self) -> list[Finding]:
         with self._lock:
-            if finding not in self.findings:
-                self.findings.append(finding)
+            return list(self._findings)
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        with self._lock:
+            return list(self._verdicts)
+
+    def add_measurement(self, measurement: Measurement) -> None:
+        with self._lock:
+            self._measurements.append(measurement)
+
+    def add_finding(self, finding: Finding) -> None:
+        """Each finding once: several tests may see the same fact."""
+        with self._lock:
+            if finding not in self._findings:
+                self._findings.append(finding)
+
+    def add_verdict(self, verdict: Verdict) -> None:
+        with self._lock:
+            self._verdicts.append(verdict)
 
     def update_inventory(self, entries: list[dict[str, Any]]) -> None:
         """Take in a later reading of /proc/crypto.
 
         Binding a template instance by driver name (``cbc(aes-generic)``) registers it, so
-        the inventory read at session start lacks drivers that were measured; a later
-        reading adds them (and may move the winner), and replaces entries it also has.
+        the inventory read at run start lacks drivers that were measured; a later reading
+        adds them (and may move the winner), and replaces entries it also has.
         """
         with self._lock:
             self.inventory = _union_inventory(self.inventory, entries)
 
-    def add_verdict(self, rule: str, passed: bool, message: str) -> None:
+    def results(self) -> Results:
         with self._lock:
-            self.verdicts.append({"rule": rule, "passed": passed, "message": message})
+            return Results(
+                kernel=dict(self.kernel),
+                inventory=list(self.inventory),
+                measurements=list(self._measurements),
+                findings=list(self._findings),
+                verdicts=list(self._verdicts),
+            )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "kernel": self.kernel,
-            "inventory": self.inventory,
-            "measurements": self.measurements,
-            "findings": self.findings,
-            "verdicts": self.verdicts,
-        }
+        return self.results().to_json()
 
     def merge(self, other: dict[str, Any]) -> None:
-        """Take in what an xdist worker recorded."""
+        """Take in what an xdist worker recorded (its `to_json()`)."""
+        worker = Results.from_json(other, "an xdist worker's results")
         with self._lock:
-            self.kernel = self.kernel or other.get("kernel", {})
-            self.inventory = _union_inventory(self.inventory, other.get("inventory", []))
-            self.measurements.extend(other.get("measurements", []))
-            for finding in other.get("findings", []):
-                if finding not in self.findings:
-                    self.findings.append(finding)
-            self.verdicts.extend(other.get("verdicts", []))
+            self.kernel = self.kernel or worker.kernel
+            self.inventory = _union_inventory(self.inventory, worker.inventory)
+            self._measurements.extend(worker.measurements)
+            self._findings.extend(f for f in worker.findings if f not in self._findings)
+            self._verdicts.extend(worker.verdicts)
 
     def write(self, path: Path) -> None:
-        """Validate against the results model and write atomically."""
+        """Validate against the results model (a round trip through JSON) and write."""
         path.parent.mkdir(parents=True, exist_ok=True)
         save_results(Results.from_json(self.to_json(), "recorded results"), path)
 

@@ -242,10 +242,11 @@ def test_results_json_is_merged_across_xdist_workers(pytester: pytest.Pytester) 
 
         @pytest.mark.parametrize("size", [16, 64, 256, 1024])
         def test_record(hwcrypto_results, size):
-            hwcrypto_results.add_measurement({
-                "source": "afalg", "algorithm": "cbc(aes)", "driver": "cbc(aes-generic)",
-                "key_bits": 128, "block_size": size, "op": "encrypt",
-                "bytes_per_second": float(size)})
+            from pytest_hwcrypto.model.results import Measurement
+            hwcrypto_results.add_measurement(Measurement(
+                source="afalg", algorithm="cbc(aes)", driver="cbc(aes-generic)",
+                key_bits=128, block_size=size, op="encrypt",
+                bytes_per_second=float(size)))
         """
     )
     result = pytester.runpytest("--hwcrypto", "-n", "2", "--hwcrypto-json=r.json", "test_record.py")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.model.results import ResultsError, load_results
+from pytest_hwcrypto.model.results import Finding, Measurement, ResultsError, Verdict, load_results
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 
 MEASUREMENT = {
@@ -22,10 +22,12 @@ MEASUREMENT = {
 def test_worker_parts_merge_into_one_file(tmp_path: Path) -> None:
     controller = ResultsRecorder(kernel={"release": "6.1.176", "machine": "x86_64"})
     worker = ResultsRecorder(kernel={"release": "6.1.176", "machine": "x86_64"})
-    worker.add_measurement(MEASUREMENT)
-    worker.add_finding("winner-not-fastest", "aes", "aes-fixed-time is 0.5x aes-generic")
-    worker.add_verdict("hw-beats-sw cbc(aes)", True, "ok")
-    controller.add_finding("winner-not-fastest", "aes", "aes-fixed-time is 0.5x aes-generic")
+    worker.add_measurement(Measurement.from_json(MEASUREMENT, "test"))
+    worker.add_finding(Finding("winner-not-fastest", "aes", "aes-fixed-time is 0.5x aes-generic"))
+    worker.add_verdict(Verdict("hw-beats-sw cbc(aes)", True, "ok"))
+    controller.add_finding(
+        Finding("winner-not-fastest", "aes", "aes-fixed-time is 0.5x aes-generic")
+    )
     controller.merge(worker.to_json())
     path = tmp_path / "out" / "results.json"
     controller.write(path)
@@ -39,7 +41,9 @@ def test_worker_parts_merge_into_one_file(tmp_path: Path) -> None:
 
 def test_an_invalid_measurement_is_refused_at_write(tmp_path: Path) -> None:
     recorder = ResultsRecorder()
-    recorder.add_measurement({**MEASUREMENT, "bytes_per_second": "fast"})
+    measurement = Measurement.from_json(MEASUREMENT, "test")
+    measurement.bytes_per_second = float("nan")  # a bug in a measuring suite
+    recorder.add_measurement(measurement)
     with pytest.raises(ResultsError, match="bytes_per_second"):
         recorder.write(tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
