@@ -20,8 +20,8 @@ from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun
 from pytest_hwcrypto.settings import Options
-from pytest_hwcrypto.vocabulary import AlgType
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
+from pytest_hwcrypto.vocabulary import AlgType
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:

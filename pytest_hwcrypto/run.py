@@ -29,7 +29,7 @@ from pytest_hwcrypto.settings import (
 )
 
 if TYPE_CHECKING:
-    from pytest_hwcrypto.kernel.differential import SessionSeed
+    from pytest_hwcrypto.kernel.differential import RunSeed
     from pytest_hwcrypto.kernel.facts import KernelFacts
     from pytest_hwcrypto.kernel.inventory import InventoryEntry
     from pytest_hwcrypto.report.recorder import ResultsRecorder
@@ -50,7 +50,7 @@ class HwcryptoRun:
     kernel_facts: KernelFacts | None = None
     inventory: list[InventoryEntry] | None = None
     recorder: ResultsRecorder | None = None
-    seed: SessionSeed | None = None
+    seed: RunSeed | None = None
     # Drivers the correctness suite found at collection time (its own Target type).
     correctness_targets: list[Any] | None = None
 

@@ -31,10 +31,8 @@ from pytest_hwcrypto.bytes_diff import hex_preview, mismatch_message
 from pytest_hwcrypto.kernel import afalg, differential, vectors
 from pytest_hwcrypto.kernel.classify import classify_driver
 from pytest_hwcrypto.kernel.differential import (
-    AEAD,
-    SKCIPHER,
     DifferentialCase,
-    SessionSeed,
+    RunSeed,
     Target,
 )
 from pytest_hwcrypto.kernel.inventory import build_inventory
@@ -43,9 +41,11 @@ from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVecto
 from pytest_hwcrypto.model.results import Finding
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.vocabulary import FindingKind, Suite
+from pytest_hwcrypto.vocabulary import AlgType, FindingKind, Suite
 
 pytestmark = pytest.mark.hwcrypto_correctness
+
+SKCIPHER, AEAD = AlgType.SKCIPHER, AlgType.AEAD
 
 # --- collection: which drivers, which vectors, how many cases -------------------------------
 
@@ -118,7 +118,7 @@ def registered_now() -> list[differential.Registered]:
 
 
 def _afalg_present() -> bool:
-    return any(afalg.afalg_available(kind)[0] for kind in (SKCIPHER, AEAD, differential.HASH))
+    return any(afalg.afalg_available(kind)[0] for kind in (SKCIPHER, AEAD, AlgType.HASH))
 
 
 def _bind(algorithm: str, name: str, timeout: float) -> bool:
@@ -146,14 +146,14 @@ def correctness_seed(
     hwcrypto_run: HwcryptoRun,
     pytestconfig: pytest.Config,
     record_testsuite_property: Callable[[str, object], None],
-) -> SessionSeed:
+) -> RunSeed:
     """The run's seed: --hwcrypto-seed, else shared by all xdist workers, else random."""
     if hwcrypto_run.seed is None:
         workerinput = getattr(pytestconfig, "workerinput", None)
-        hwcrypto_run.seed = differential.session_seed(
+        hwcrypto_run.seed = differential.run_seed(
             hwcrypto_run.options.seed, differential.shared_run_id(workerinput)
         )
-    seed: SessionSeed = hwcrypto_run.seed
+    seed: RunSeed = hwcrypto_run.seed
     record_testsuite_property("hwcrypto.correctness.seed", seed.value)
     return seed
 
@@ -261,7 +261,7 @@ def test_differential(
     case_index: int,
     hwcrypto_afalg: fixtures.AfAlg,
     hwcrypto_results: ResultsRecorder,
-    correctness_seed: SessionSeed,
+    correctness_seed: RunSeed,
     correctness_reference: Target | None,
 ) -> None:
     """The driver agrees with OpenSSL on a seeded random case, every way it is submitted.

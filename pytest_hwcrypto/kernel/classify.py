@@ -31,12 +31,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from pytest_hwcrypto.kernel.modprobe import normalize_module_name
+from pytest_hwcrypto.vocabulary import DriverClass
 
-GENERIC = "generic"
-CPU_ACCEL = "cpu-accel"
-OFFLOAD = "offload"
-UNKNOWN = "unknown"
-DRIVER_CLASSES = (GENERIC, CPU_ACCEL, OFFLOAD, UNKNOWN)
+DRIVER_CLASSES: tuple[DriverClass, ...] = tuple(DriverClass)
 
 # /proc/crypto prints "kernel" as the module of built-in code: it says nothing about the kind.
 BUILTIN_MODULE = "kernel"
@@ -59,15 +56,15 @@ class ClassRule:
 
 
 def _offload(what: str, modules: tuple[str, ...], drivers: tuple[str, ...]) -> ClassRule:
-    return ClassRule(OFFLOAD, what, modules, drivers)
+    return ClassRule(DriverClass.OFFLOAD, what, modules, drivers)
 
 
 def _cpu(what: str, modules: tuple[str, ...], drivers: tuple[str, ...]) -> ClassRule:
-    return ClassRule(CPU_ACCEL, what, modules, drivers)
+    return ClassRule(DriverClass.CPU_ACCEL, what, modules, drivers)
 
 
 def _generic(what: str, modules: tuple[str, ...], drivers: tuple[str, ...]) -> ClassRule:
-    return ClassRule(GENERIC, what, modules, drivers)
+    return ClassRule(DriverClass.GENERIC, what, modules, drivers)
 
 
 # Order matters for driver patterns: first match wins. Offload first, then CPU, then generic.
@@ -399,7 +396,10 @@ DRIVER_CLASS_RULES: tuple[ClassRule, ...] = (
     # ARMv8 CE...) at boot when CONFIG_CRYPTO_LIB_*_ARCH is set, portable C otherwise. The
     # name alone does not tell which, so they are not called generic.
     ClassRule(
-        UNKNOWN, "lib/crypto wrapper: portable C or arch code, chosen at boot", (), ("*-lib",)
+        DriverClass.UNKNOWN,
+        "lib/crypto wrapper: portable C or arch code, chosen at boot",
+        (),
+        ("*-lib",),
     ),
 )
 
@@ -435,11 +435,11 @@ def is_known_module(module: str) -> bool:
 
 def is_hardware(driver_class: str) -> bool:
     """True for classes that use hardware beyond plain C: CPU instructions or a device."""
-    return driver_class in (CPU_ACCEL, OFFLOAD)
+    return driver_class in (DriverClass.CPU_ACCEL, DriverClass.OFFLOAD)
 
 
 def is_offload(driver_class: str) -> bool:
-    return driver_class == OFFLOAD
+    return driver_class == DriverClass.OFFLOAD
 
 
 def inner_drivers(driver: str) -> list[str]:
@@ -500,7 +500,7 @@ def _split_arguments(inside: str) -> list[str] | None:
 def _classify_template(driver: str) -> str:
     leaves = inner_drivers(driver)
     if not leaves:
-        return UNKNOWN
+        return DriverClass.UNKNOWN
     return combine_classes(classify_driver(leaf, "") for leaf in leaves)
 
 
@@ -512,7 +512,12 @@ def combine_classes(classes: Iterable[str]) -> str:
     only all-generic parts make it generic.
     """
     seen = set(classes)
-    for decisive in (OFFLOAD, UNKNOWN, CPU_ACCEL, GENERIC):
+    for decisive in (
+        DriverClass.OFFLOAD,
+        DriverClass.UNKNOWN,
+        DriverClass.CPU_ACCEL,
+        DriverClass.GENERIC,
+    ):
         if decisive in seen:
             return decisive
-    return UNKNOWN
+    return DriverClass.UNKNOWN

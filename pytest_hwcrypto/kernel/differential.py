@@ -4,9 +4,9 @@ Pure: no kernel is touched here. The correctness suite feeds each case to every 
 an algorithm and compares the driver with the reference computed here and with the
 generic C driver.
 
-Reproducibility. Every run has one *session seed* (--hwcrypto-seed, else shared by all
+Reproducibility. Every run has one *run seed* (--hwcrypto-seed, else shared by all
 pytest-xdist workers, else fresh; always printed on failure). Each case derives its own
-seed from the session seed and its case id ("cbc(aes) fuzz #3") with SHA-256, so:
+seed from the run seed and its case id ("cbc(aes) fuzz #3") with SHA-256, so:
   * a case's inputs do not depend on which other tests ran, in what order, or on which
     worker — rerunning one failing test with the printed seed gives the same bytes;
   * every driver of an algorithm gets the *same* inputs in case #k (the driver is not part
@@ -35,14 +35,12 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from pytest_hwcrypto.bytes_diff import hex_preview
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, type_family
+from pytest_hwcrypto.vocabulary import AlgType
 
 PAGE = 4096
 SIXTY_FOUR_KIB = 65536
 SEED_BITS = 32  # short enough to type back on a command line
 
-SKCIPHER = "skcipher"
-AEAD = "aead"
-HASH = "hash"
 
 LENGTH_CLASSES: tuple[str, ...] = ("0", "1", "block-1", "block+1", "page-1", "page+1", "64KiB+odd")
 RANDOM_LENGTH = "random"
@@ -65,7 +63,7 @@ class AlgorithmSpec:
     block_size: int = 1  # the primitive's block: where block-1 / block+1 fall
     granularity: int = 1  # lengths must be multiples of this (ECB/CBC: the block)
     min_length: int = 0  # shortest valid input (XTS: one block); 0 also allows empty input
-    authsizes: tuple[int, ...] = ()  # AEAD tag lengths to cycle through
+    authsizes: tuple[int, ...] = ()  # AlgType.AEAD tag lengths to cycle through
     digest_size: int = 0
 
     def fit_length(self, length: int) -> int:
@@ -150,30 +148,30 @@ def _hash_specs() -> dict[str, AlgorithmSpec]:
     for name, factory in HASHES.items():
         block = HASH_BLOCK_SIZES[name]
         size = factory().digest_size
-        specs[name] = AlgorithmSpec(name, HASH, block_size=block, digest_size=size)
+        specs[name] = AlgorithmSpec(name, AlgType.HASH, block_size=block, digest_size=size)
         if not name.startswith("sha3-"):
             specs[f"hmac({name})"] = AlgorithmSpec(
-                f"hmac({name})", HASH, HMAC_KEYS, block_size=block, digest_size=size
+                f"hmac({name})", AlgType.HASH, HMAC_KEYS, block_size=block, digest_size=size
             )
     return specs
 
 
 SPECS: dict[str, AlgorithmSpec] = {
-    "ecb(aes)": AlgorithmSpec("ecb(aes)", SKCIPHER, AES_KEYS, 0, 16, 16),
-    "cbc(aes)": AlgorithmSpec("cbc(aes)", SKCIPHER, AES_KEYS, 16, 16, 16),
-    "ctr(aes)": AlgorithmSpec("ctr(aes)", SKCIPHER, AES_KEYS, 16, 16),
+    "ecb(aes)": AlgorithmSpec("ecb(aes)", AlgType.SKCIPHER, AES_KEYS, 0, 16, 16),
+    "cbc(aes)": AlgorithmSpec("cbc(aes)", AlgType.SKCIPHER, AES_KEYS, 16, 16, 16),
+    "ctr(aes)": AlgorithmSpec("ctr(aes)", AlgType.SKCIPHER, AES_KEYS, 16, 16),
     # XTS takes two AES keys; 1..15 bytes are invalid, 17..31 need ciphertext stealing.
-    "xts(aes)": AlgorithmSpec("xts(aes)", SKCIPHER, (32, 64), 16, 16, min_length=16),
+    "xts(aes)": AlgorithmSpec("xts(aes)", AlgType.SKCIPHER, (32, 64), 16, 16, min_length=16),
     "gcm(aes)": AlgorithmSpec(
-        "gcm(aes)", AEAD, AES_KEYS, 12, 16, authsizes=(16, 12, 8, 15, 4, 13, 14)
+        "gcm(aes)", AlgType.AEAD, AES_KEYS, 12, 16, authsizes=(16, 12, 8, 15, 4, 13, 14)
     ),
-    "ecb(des3_ede)": AlgorithmSpec("ecb(des3_ede)", SKCIPHER, (24,), 0, 8, 8),
-    "cbc(des3_ede)": AlgorithmSpec("cbc(des3_ede)", SKCIPHER, (24,), 8, 8, 8),
-    "chacha20": AlgorithmSpec("chacha20", SKCIPHER, (32,), 16, 64),
+    "ecb(des3_ede)": AlgorithmSpec("ecb(des3_ede)", AlgType.SKCIPHER, (24,), 0, 8, 8),
+    "cbc(des3_ede)": AlgorithmSpec("cbc(des3_ede)", AlgType.SKCIPHER, (24,), 8, 8, 8),
+    "chacha20": AlgorithmSpec("chacha20", AlgType.SKCIPHER, (32,), 16, 64),
     "rfc7539(chacha20,poly1305)": AlgorithmSpec(
-        "rfc7539(chacha20,poly1305)", AEAD, (32,), 12, 64, authsizes=(16,)
+        "rfc7539(chacha20,poly1305)", AlgType.AEAD, (32,), 12, 64, authsizes=(16,)
     ),
-    "cmac(aes)": AlgorithmSpec("cmac(aes)", HASH, AES_KEYS, block_size=16, digest_size=16),
+    "cmac(aes)": AlgorithmSpec("cmac(aes)", AlgType.HASH, AES_KEYS, block_size=16, digest_size=16),
     **_hash_specs(),
 }
 
@@ -187,7 +185,7 @@ def encrypt_reference(spec: AlgorithmSpec, key: bytes, iv: bytes, data: bytes) -
 def seal_reference(
     spec: AlgorithmSpec, key: bytes, iv: bytes, aad: bytes, plaintext: bytes, authsize: int
 ) -> bytes:
-    """Ciphertext then tag, as the kernel's AEAD returns it; a short tag is a prefix."""
+    """Ciphertext then tag, as the kernel's AlgType.AEAD returns it; a short tag is a prefix."""
     if spec.name == "gcm(aes)":
         sealed = AESGCM(key).encrypt(iv, plaintext, aad)
     else:
@@ -214,7 +212,7 @@ def digest_reference(spec: AlgorithmSpec, key: bytes | None, message: bytes) -> 
 
 
 @dataclass(frozen=True)
-class SessionSeed:
+class RunSeed:
     value: int
     source: str  # "option --hwcrypto-seed", "pytest-xdist run id", "random"
 
@@ -228,21 +226,21 @@ def seed_from_text(text: str) -> int:
     return int.from_bytes(digest[:8], "big") % (1 << SEED_BITS)
 
 
-def session_seed(
+def run_seed(
     configured: int | None,
     shared_run_id: str | None,
     fresh: Callable[[], int] = lambda: secrets.randbits(SEED_BITS),
-) -> SessionSeed:
+) -> RunSeed:
     """The run's seed: the configured one, else one every xdist worker derives alike, else new.
 
     pytest-xdist hands each worker the same `testrunuid` (workerinput); deriving from it
     makes all workers of one run agree without a hook on the controller.
     """
     if configured is not None:
-        return SessionSeed(configured, "option --hwcrypto-seed")
+        return RunSeed(configured, "option --hwcrypto-seed")
     if shared_run_id:
-        return SessionSeed(seed_from_text(shared_run_id), "derived from the pytest-xdist run id")
-    return SessionSeed(fresh(), "random")
+        return RunSeed(seed_from_text(shared_run_id), "derived from the pytest-xdist run id")
+    return RunSeed(fresh(), "random")
 
 
 def shared_run_id(workerinput: Mapping[str, object] | None) -> str | None:
@@ -271,7 +269,7 @@ class DifferentialCase:
     algorithm: str
     index: int
     seed: int  # this case's own seed (derived; see the module docstring)
-    session_seed: int
+    run_seed: int
     length_class: str
     key: bytes
     iv: bytes
@@ -289,7 +287,7 @@ class DifferentialCase:
         """Everything needed to reproduce the case by hand (test keys only)."""
         parts = [
             f"{case_id(self.algorithm, self.index)} (length class {self.length_class}, "
-            f"case seed {self.seed}, session seed {self.session_seed})"
+            f"case seed {self.seed}, run seed {self.run_seed})"
         ]
         if self.key:
             parts.append(f"key ({len(self.key)} bytes) {hex_preview(self.key)}")
@@ -356,7 +354,7 @@ def _iv_for(spec: AlgorithmSpec, index: int, rng: random.Random) -> bytes:
 
 
 def generate_case(spec: AlgorithmSpec, index: int, session: int) -> DifferentialCase:
-    """Case `index` of `spec.name` for this session seed (same for every driver)."""
+    """Case `index` of `spec.name` for this run seed (same for every driver)."""
     seed = case_seed(session, spec.name, index)
     rng = random.Random(seed)
     length_class = length_class_of(index)
@@ -369,7 +367,7 @@ def generate_case(spec: AlgorithmSpec, index: int, session: int) -> Differential
     authsize = spec.authsizes[index % len(spec.authsizes)] if spec.authsizes else 0
     data = rng.randbytes(length)
     misalign = rng.randrange(1, 16) if index % 2 else 0
-    chunks = split_into_chunks(len(aad) + length if spec.kind == AEAD else length, rng)
+    chunks = split_into_chunks(len(aad) + length if spec.kind == AlgType.AEAD else length, rng)
     return DifferentialCase(
         spec.name,
         index,
@@ -387,7 +385,7 @@ def generate_case(spec: AlgorithmSpec, index: int, session: int) -> Differential
 
 
 def _aad_for(spec: AlgorithmSpec, index: int, rng: random.Random) -> bytes:
-    if spec.kind != AEAD:
+    if spec.kind != AlgType.AEAD:
         return b""
     # No AAD, one block of it, or an odd amount that leaves the payload unaligned.
     return rng.randbytes((0, 16, rng.randrange(1, 64))[index % 3])
@@ -399,9 +397,9 @@ def generate_cases(spec: AlgorithmSpec, count: int, session: int) -> list[Differ
 
 def expected_output(spec: AlgorithmSpec, case: DifferentialCase) -> bytes:
     """OpenSSL's answer for the case: ciphertext, ciphertext||tag, or digest."""
-    if spec.kind == SKCIPHER:
+    if spec.kind == AlgType.SKCIPHER:
         return encrypt_reference(spec, case.key, case.iv, case.data)
-    if spec.kind == AEAD:
+    if spec.kind == AlgType.AEAD:
         return seal_reference(spec, case.key, case.iv, case.aad, case.data, case.authsize)
     return digest_reference(spec, case.key_or_none, case.data)
 

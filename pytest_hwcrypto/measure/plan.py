@@ -30,12 +30,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, type_family
-
-DEFAULT_BLOCK_SIZES = (16, 64, 256, 1024, 4096, 16384, 65536)
-
-SKCIPHER = "skcipher"
-HASH = "hash"
-GENERIC = "generic"
+from pytest_hwcrypto.vocabulary import AlgType, DriverClass, Op
 
 # Ranks: lower ranks are planned first and left out last when the budget is short.
 RANK_CIPHER_MODES = 0  # what dm-crypt, cryptsetup and the AF_ALG users of a board run
@@ -49,7 +44,10 @@ MODE_TEMPLATES = ("ecb", "cbc", "ctr", "xts")
 KEYED_HASHES = frozenset({"ghash", "poly1305", "polyval", "nhpoly1305", "michael_mic"})
 KEYED_HASH_TEMPLATES = ("hmac(", "cmac(", "xcbc(", "cbcmac(", "vmac", "essiv(")
 
-DEFAULT_OPS = {SKCIPHER: ("encrypt",), HASH: ("digest",)}
+DEFAULT_OPS: Mapping[str, Sequence[str]] = {
+    AlgType.SKCIPHER: (Op.ENCRYPT,),
+    AlgType.HASH: (Op.DIGEST,),
+}
 
 # A sample shorter than this is dominated by timer and scheduler granularity (a 4 ms
 # tick is 20 % of a 20 ms sample).
@@ -78,7 +76,7 @@ class Target:
 
     algorithm: str
     driver: str
-    kind: str  # SKCIPHER or HASH
+    kind: str  # AlgType.SKCIPHER or AlgType.HASH
     key_bits: int | None
     rank: int
     driver_class: str | None = None
@@ -176,7 +174,7 @@ def _by_name(entries: Iterable[InventoryEntry], family: str) -> dict[str, list[I
 
 def _cipher_mode_targets(usable: Sequence[InventoryEntry]) -> list[Target]:
     ciphers = _by_name(usable, "cipher")
-    skciphers = _by_name(usable, SKCIPHER)
+    skciphers = _by_name(usable, AlgType.SKCIPHER)
     targets: list[Target] = []
     for cipher_name, implementations in ciphers.items():
         for mode in MODE_TEMPLATES:
@@ -205,7 +203,7 @@ def _mode_drivers(
         # Software is always measured over every implementation; an accelerated cipher
         # only when nothing of its class registers the mode itself (a template over
         # aes-aesni is not what anyone gets when cbc-aes-aesni exists).
-        if cipher.driver_class != GENERIC and cipher.driver_class in registered_classes:
+        if cipher.driver_class != DriverClass.GENERIC and cipher.driver_class in registered_classes:
             continue
         driver = instance_driver_name(mode, cipher.driver)
         if driver in found:
@@ -213,7 +211,7 @@ def _mode_drivers(
         found[driver] = Target(
             algorithm=algorithm,
             driver=driver,
-            kind=SKCIPHER,
+            kind=AlgType.SKCIPHER,
             key_bits=key_bits,
             rank=RANK_CIPHER_MODES,
             driver_class=cipher.driver_class,
@@ -263,12 +261,12 @@ def target_for_entry(
     """A target for one registered driver (`hwcrypto bench`); the key size defaults to the
     one discover_targets would use (AES-128, two AES-128 keys for xts)."""
     family = type_family(entry.type)
-    if family not in (SKCIPHER, HASH):
+    if family not in (AlgType.SKCIPHER, AlgType.HASH):
         raise PlanError(
             f"{entry.driver} is a {entry.type} driver: only skcipher and hash drivers "
             "can be timed through AF_ALG here"
         )
-    if family == SKCIPHER and key_bits is None:
+    if family == AlgType.SKCIPHER and key_bits is None:
         key_bits = _common_key_bits([entry])
         if key_bits is None:
             raise PlanError(f"{entry.driver}: /proc/crypto gives no key size; give one")
@@ -276,22 +274,22 @@ def target_for_entry(
 
 
 def _registered_target(entry: InventoryEntry, rank: int, key_bits: int | None) -> Target:
-    kind = HASH if type_family(entry.type) == HASH else SKCIPHER
+    kind = AlgType.HASH if type_family(entry.type) == AlgType.HASH else AlgType.SKCIPHER
     return Target(
         algorithm=entry.name,
         driver=entry.driver,
         kind=kind,
-        key_bits=key_bits if kind == SKCIPHER else None,
+        key_bits=key_bits if kind == AlgType.SKCIPHER else None,
         rank=rank,
         driver_class=entry.driver_class,
         registered=True,
-        block_multiple=(entry.alg.blocksize or 1) if kind == SKCIPHER else 1,
+        block_multiple=(entry.alg.blocksize or 1) if kind == AlgType.SKCIPHER else 1,
     )
 
 
 def _other_skcipher_targets(usable: Sequence[InventoryEntry], covered: set[str]) -> list[Target]:
     targets: list[Target] = []
-    for name, entries in _by_name(usable, SKCIPHER).items():
+    for name, entries in _by_name(usable, AlgType.SKCIPHER).items():
         if name in covered or len(entries) < 2:
             continue
         key_bits = _common_key_bits(entries)
@@ -301,7 +299,7 @@ def _other_skcipher_targets(usable: Sequence[InventoryEntry], covered: set[str])
 
 def _hash_targets(usable: Sequence[InventoryEntry]) -> list[Target]:
     targets: list[Target] = []
-    for name, entries in _by_name(usable, HASH).items():
+    for name, entries in _by_name(usable, AlgType.HASH).items():
         if len(entries) < 2 or _is_keyed_hash(name):
             continue
         targets.extend(_registered_target(entry, RANK_HASHES, None) for entry in entries)

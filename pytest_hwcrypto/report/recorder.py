@@ -9,6 +9,7 @@ covers the whole run.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,7 +86,10 @@ class ResultsRecorder:
             )
 
     def to_json(self) -> dict[str, Any]:
-        return self.results().to_json()
+        """Plain JSON types only: the vocabulary's str enums become str (execnet, which
+        carries a worker's part to the xdist controller, refuses enum members)."""
+        plain: dict[str, Any] = json.loads(json.dumps(self.results().to_json()))
+        return plain
 
     def merge(self, other: dict[str, Any]) -> None:
         """Take in what an xdist worker recorded (its `to_json()`)."""

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from pytest_hwcrypto.kernel import afalg, differential
+from pytest_hwcrypto.vocabulary import AlgType
 
 pytest_plugins = ["pytester"]
 
@@ -112,7 +113,7 @@ class FakeSession:
         *,
         chunks: Sequence[int] | None = None,
     ) -> bytes:
-        if self.spec.kind == differential.AEAD:
+        if self.spec.kind == AlgType.AEAD:
             return differential.seal_reference(
                 self.spec, self.key, iv or b"", aad, bytes(data), self.authsize
             )
@@ -127,7 +128,7 @@ class FakeSession:
         *,
         chunks: Sequence[int] | None = None,
     ) -> bytes:
-        if self.spec.kind == differential.AEAD:
+        if self.spec.kind == AlgType.AEAD:
             return self._open_sealed(bytes(data), iv or b"", aad)
         decryptor = self._cipher(iv).decryptor()
         return bytes(decryptor.update(bytes(data)) + decryptor.finalize())
@@ -295,4 +296,4 @@ def test_a_driver_flipping_one_bit_fails_the_suite_by_name_real_kernel(
     result, failed = run_suite_with_victim(pytester, monkeypatch, fake=False)
     assert_only_the_victim_fails(result, failed)
     fuzz = [message for test_id, message in failed.items() if ":fuzz#" in test_id]
-    assert all("session seed 1)" in message for message in fuzz)
+    assert all("run seed 1)" in message for message in fuzz)

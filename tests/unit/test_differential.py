@@ -13,6 +13,7 @@ from pytest_hwcrypto.kernel.differential import SPECS, generate_case, generate_c
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.vectors import CORE_ALGORITHMS, VECTOR_FILES
+from pytest_hwcrypto.vocabulary import AlgType
 
 
 def test_case_seed_is_stable_and_depends_on_session_algorithm_and_index() -> None:
@@ -32,21 +33,19 @@ def test_seed_from_text_is_not_python_hash() -> None:
     )
 
 
-def test_session_seed_precedence() -> None:
-    assert d.session_seed(7, "run-id", fresh=lambda: 99) == d.SessionSeed(
-        7, "option --hwcrypto-seed"
-    )
-    from_run = d.session_seed(None, "run-id", fresh=lambda: 99)
+def test_run_seed_precedence() -> None:
+    assert d.run_seed(7, "run-id", fresh=lambda: 99) == d.RunSeed(7, "option --hwcrypto-seed")
+    from_run = d.run_seed(None, "run-id", fresh=lambda: 99)
     assert from_run.value == d.seed_from_text("run-id")
     assert "xdist" in from_run.source
-    assert d.session_seed(None, None, fresh=lambda: 99) == d.SessionSeed(99, "random")
-    assert "--hwcrypto-seed=7" in d.SessionSeed(7, "random").rerun_hint()
+    assert d.run_seed(None, None, fresh=lambda: 99) == d.RunSeed(99, "random")
+    assert "--hwcrypto-seed=7" in d.RunSeed(7, "random").rerun_hint()
 
 
 def test_every_xdist_worker_derives_the_same_seed_from_the_shared_run_id() -> None:
     gw0 = {"workerid": "gw0", "testrunuid": "4f1c2a"}
     gw1 = {"workerid": "gw1", "testrunuid": "4f1c2a"}
-    seeds = {d.session_seed(None, d.shared_run_id(w)).value for w in (gw0, gw1)}
+    seeds = {d.run_seed(None, d.shared_run_id(w)).value for w in (gw0, gw1)}
     assert len(seeds) == 1
     assert d.shared_run_id(None) is None
     assert d.shared_run_id({"workerid": "gw0"}) is None
@@ -71,7 +70,7 @@ def test_cases_fit_the_mode(name: str) -> None:
         assert len(case.iv) == spec.iv_size
         assert sum(case.chunks) == length + len(case.aad)
         assert 0 <= case.misalign < 16
-        if spec.kind == d.AEAD:
+        if spec.kind == AlgType.AEAD:
             assert case.authsize in spec.authsizes
 
 
@@ -127,7 +126,7 @@ def test_describe_has_everything_to_reproduce() -> None:
     text = case.describe()
     for part in (
         "gcm(aes) fuzz #1",
-        "session seed 1234",
+        "run seed 1234",
         f"case seed {case.seed}",
         "key (24 bytes)",
         f"iv {case.iv.hex()}",
@@ -161,9 +160,9 @@ def test_expected_output_has_the_right_length(name: str) -> None:
     spec = SPECS[name]
     for case in generate_cases(spec, 4, 9):
         out = d.expected_output(spec, case)
-        if spec.kind == d.SKCIPHER:
+        if spec.kind == AlgType.SKCIPHER:
             assert len(out) == len(case.data)
-        elif spec.kind == d.AEAD:
+        elif spec.kind == AlgType.AEAD:
             assert len(out) == len(case.data) + case.authsize
         else:
             assert len(out) == spec.digest_size

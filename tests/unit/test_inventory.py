@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.kernel.classify import DRIVER_CLASSES, GENERIC, classify_driver
+from pytest_hwcrypto.kernel.classify import DRIVER_CLASSES, classify_driver
 from pytest_hwcrypto.kernel.inventory import (
     InventoryEntry,
     algorithms_with_multiple_drivers,
@@ -19,6 +19,7 @@ from pytest_hwcrypto.kernel.inventory import (
     winner_of,
 )
 from pytest_hwcrypto.kernel.procfs import parse_proc_crypto, read_proc_crypto
+from pytest_hwcrypto.vocabulary import DriverClass
 
 CAPTURES = Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
 CAPTURE_FILES = sorted(CAPTURES.glob("*.txt"))
@@ -91,7 +92,7 @@ def test_uml_aes_and_xts_aes_winners_without_aes_ti() -> None:
     assert winner_driver(entries, "aes") == "aes-generic"
     assert winner_driver(entries, "xts(aes)") == "xts(ecb(aes-generic))"
     aes = find_driver(entries, "aes-generic")
-    assert aes is not None and aes.driver_class == GENERIC and aes.winner
+    assert aes is not None and aes.driver_class == DriverClass.GENERIC and aes.winner
 
 
 def test_uml_with_aes_ti_fixed_time_wins_by_priority_101() -> None:

@@ -9,7 +9,6 @@ import pytest
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import parse_proc_crypto, read_proc_crypto
 from pytest_hwcrypto.measure.plan import (
-    DEFAULT_BLOCK_SIZES,
     MIN_SAMPLE_SECONDS,
     RANK_CIPHER_MODES,
     RANK_HASHES,
@@ -30,6 +29,7 @@ from pytest_hwcrypto.measure.plan import (
     split_samples,
 )
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list
+from pytest_hwcrypto.vocabulary import DEFAULT_BLOCK_SIZES
 
 CAPTURES = Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
 
