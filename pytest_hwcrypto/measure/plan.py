@@ -53,7 +53,7 @@ DEFAULT_OPS: Mapping[str, Sequence[str]] = {
 # tick is 20 % of a 20 ms sample).
 MIN_SAMPLE_SECONDS = 0.02
 # Below this share of the budget per cell the medians are too noisy to decide a rule on
-# (DESIGN.md section 4: CoV of 14 % for 0.5 s samples at 4 KiB on a busy host).
+# (seen on the UML board: CoV of 14 % for 0.5 s samples at 4 KiB on a busy host).
 MIN_CELL_SECONDS = 0.6
 PREFERRED_SAMPLE_SECONDS = 0.1
 MIN_SAMPLES = 5

@@ -1,7 +1,7 @@
 """tcrypt, the kernel's in-kernel speed test: `modprobe tcrypt mode=... alg=... sec=...`.
 
 tcrypt allocates transforms inside the kernel, so it reaches drivers that AF_ALG cannot
-(since 2026 upstream drops off-CPU implementations from AF_ALG, DESIGN.md section 5). It
+(since 2026 upstream drops off-CPU implementations from AF_ALG: commit 7524070f26d8). It
 prints its results to the kernel log and then refuses to load, with EAGAIN, by design;
 results are read from /dev/kmsg (only the records written after modprobe started) and
 parsed by tools/tcrypt.py.

@@ -1,4 +1,4 @@
-"""The results JSON model (schema "pytest-hwcrypto/1", DESIGN.md section 3).
+"""The results JSON model (schema "pytest-hwcrypto/1"; docs/architecture.md, "Results JSON").
 
 One file carries what a session (or `hwcrypto parse`) learnt: the kernel, the /proc/crypto
 inventory, throughput measurements, findings and rule verdicts.  Other tools read these

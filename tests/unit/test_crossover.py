@@ -6,7 +6,7 @@ from pytest_hwcrypto.verdict.crossover import crossover
 
 
 def test_typical_offload_engine_loses_small_and_wins_large() -> None:
-    # the QEMU virtio-crypto numbers of DESIGN.md, virtio / generic
+    # the QEMU board's virtio-crypto numbers (measured there), virtio / generic
     ratios = {16: 0.03 / 0.08, 4096: 6.6 / 9.8, 65536: 39.9 / 11.2}
     assert crossover(ratios, 1.0) == 65536
 

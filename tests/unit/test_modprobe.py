@@ -21,7 +21,7 @@ from pytest_hwcrypto.kernel.modprobe import (
     parse_modprobe_conf,
 )
 
-# The ThinkPad case from DESIGN.md: AES-NI switched off, so dm-crypt fell to software.
+# The ThinkPad case (a user report): AES-NI switched off, so dm-crypt fell to software.
 THINKPAD = """\
 # disable hardware AES to compare with software
 blacklist aesni-intel

@@ -23,7 +23,7 @@ from pytest_hwcrypto.verdict.rules import (
 
 MIB = 1024 * 1024
 
-# The QEMU x86 board of DESIGN.md: AF_ALG cbc(aes), MiB/s at 16 B / 4 KiB / 64 KiB
+# The QEMU x86 board (measured there): AF_ALG cbc(aes), MiB/s at 16 B / 4 KiB / 64 KiB
 QEMU_SPEEDS = {
     "virtio_crypto_aes_cbc": {16: 0.03, 4096: 6.6, 65536: 39.9},
     "cbc-aes-aesni": {16: 0.07, 4096: 11.5, 65536: 26.7},
