@@ -104,7 +104,7 @@ class InventoryEntry:
         return is_hardware(self.driver_class)
 
     def to_json(self) -> dict[str, object]:
-        """The results-JSON inventory item (docs/architecture.md, "Results JSON") plus refcnt and internal."""
+        """The results-JSON inventory item (docs/architecture.md) plus refcnt and internal."""
         return {
             "name": self.name,
             "driver": self.driver,

@@ -1,6 +1,7 @@
 """Background load while measuring: `--hwcrypto-load=cpu:N`, like `stress -c N`.
 
-The Kirkwood mv_cesa comparison (a user report: dm-crypt with and without the engine) was repeated under `stress -c 1`:
+A user's Kirkwood mv_cesa comparison (dm-crypt with and without the engine) was repeated
+under `stress -c 1`:
 an offload engine that merely ties with software on an idle CPU can win clearly once the
 CPU is busy with something else, because software crypto then has to share the CPU while
 the engine does not. `cpu:N` starts N busy-loop child processes before the measurement
