@@ -30,7 +30,8 @@ sys.path.insert(0, str(HERE.parent))
 from pytest_hwcrypto.measure.afalg_engine import AfAlgBound  # noqa: E402
 from pytest_hwcrypto.measure.cpu import CpuMeter  # noqa: E402
 from pytest_hwcrypto.measure.engine import Timing  # noqa: E402
-from pytest_hwcrypto.measure.plan import Target, operations_for  # noqa: E402
+from pytest_hwcrypto.measure.plan import operations_for  # noqa: E402
+from pytest_hwcrypto.measure.targets import Target  # noqa: E402
 
 BAR = 0.95
 

@@ -30,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
-from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
+from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
+from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.verdict.compare import compare_measurements
 

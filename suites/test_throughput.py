@@ -38,8 +38,9 @@ from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
-from pytest_hwcrypto.measure.plan import algorithms, discover_targets, make_plan
+from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
+from pytest_hwcrypto.measure.targets import algorithms, discover_targets
 from pytest_hwcrypto.model.results import Finding, Results, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder

@@ -23,7 +23,7 @@ from pytest_hwcrypto.measure.engine import (
     Sample,
     Timing,
 )
-from pytest_hwcrypto.measure.plan import Target, discover_targets
+from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, AlgType, Source
 
 

@@ -9,8 +9,9 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
-from pytest_hwcrypto.measure.plan import PlanError, Target, make_plan, target_for_entry
+from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
+from pytest_hwcrypto.measure.targets import PlanError, Target, target_for_entry
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, AlgType, Op
 

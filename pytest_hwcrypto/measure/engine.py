@@ -24,7 +24,8 @@ from typing import Callable, Protocol
 
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, usage_between
-from pytest_hwcrypto.measure.plan import Target, next_calibration_count, operations_for
+from pytest_hwcrypto.measure.plan import next_calibration_count, operations_for
+from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.vocabulary import Source
 
 Clock = Callable[[], float]

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, bytes_per_cpu_second
 from pytest_hwcrypto.measure.engine import BoundTarget, Clock, Engine, EngineError, Sample, Timing
 from pytest_hwcrypto.measure.load import BackgroundLoad
-from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, Target, round_order
+from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, round_order
+from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.vocabulary import Source

@@ -24,8 +24,9 @@ from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.cpu import CpuMeter
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Timing
 from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpec
-from pytest_hwcrypto.measure.plan import Target, discover_targets, make_plan
+from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
+from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.verdict.rules import crossover_findings, winner_not_fastest_findings
 from pytest_hwcrypto.vocabulary import Source

@@ -10,23 +10,25 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import parse_proc_crypto, read_proc_crypto
 from pytest_hwcrypto.measure.plan import (
     MIN_SAMPLE_SECONDS,
-    RANK_CIPHER_MODES,
-    RANK_HASHES,
-    RANK_OTHER_SKCIPHERS,
     SAFETY_SHARE,
     Cell,
     Pacer,
-    PlanError,
-    Target,
-    algorithms,
     cells_for,
-    discover_targets,
-    instance_driver_name,
     make_plan,
     next_calibration_count,
     operations_for,
     round_order,
     split_samples,
+)
+from pytest_hwcrypto.measure.targets import (
+    RANK_CIPHER_MODES,
+    RANK_HASHES,
+    RANK_OTHER_SKCIPHERS,
+    PlanError,
+    Target,
+    algorithms,
+    discover_targets,
+    instance_driver_name,
 )
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list
 from pytest_hwcrypto.vocabulary import DEFAULT_BLOCK_SIZES
