@@ -8,15 +8,18 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from pytest_hwcrypto.kernel import vectors
+from pytest_hwcrypto.kernel.vector_records import (
+    evenly_spaced,
+    message_of,
+    parse_records,
+    record_shape,
+    sample,
+)
 from pytest_hwcrypto.kernel.vectors import (
     AeadVector,
     CipherVector,
     DigestVector,
-    evenly_spaced,
     known_answers,
-    parse_records,
-    record_shape,
-    sample,
 )
 
 # A made-up file in the CAVP layout (not a real vector: the parser is what is tested here).
@@ -98,7 +101,7 @@ def test_a_repeated_field_starts_a_new_record_without_a_blank_line() -> None:
 
 def test_empty_hash_message_is_written_as_len_0_msg_00() -> None:
     record = parse_records(["Len = 0", "Msg = 00", "MD = ab"])[0]
-    assert vectors.message_of(record) == b""
+    assert message_of(record) == b""
 
 
 @pytest.mark.parametrize(
