@@ -7,17 +7,22 @@ they come from: two A/A runs and a throttled run on the UML board, one QEMU run 
 aesni, virtio-crypto and generic AES), everything the rules, the rule-free findings and
 `hwcrypto compare` produce from them, and compares it with tests/data/verdicts_golden.json.
 
-How the golden file was made: this module is its own generator.  It was written first and
-run on the verdict code as it stood before verdict/rules.py became the verdict/rules/
-package and verdict/compare.py was split (commit "Golden verdicts of the recorded board
-results, ..." on branch rules-package, parent a2b2bc8):
+How the golden file was made: this module is its own generator (`--write`), and the file
+was written by it on the verdict code of commit a2b2bc8, before verdict/rules.py became
+the verdict/rules/ package and verdict/compare.py was split:
 
-    .venv/bin/python tests/unit/test_verdicts_unchanged.py --write
+    git archive a2b2bc8 | tar -x -C DIR          # the code as it was
+    cp tests/unit/test_verdicts_unchanged.py DIR/tests/unit/
+    ln -s ../suites DIR/pytest_hwcrypto/suites   # as the installed package maps it
+    cd DIR && PYTHONPATH=DIR python tests/unit/test_verdicts_unchanged.py --write
 
-and the file it wrote was committed unchanged before the refactoring began.  It reaches
-the code only through names every caller uses (verdict.rules' public names, the
-`hwcrypto compare` command line, the throughput suite's collect_rules), so the same module
-runs before and after.  Regenerate only for an intended change of behaviour, and say so.
+(the first version was written in the branch's own worktree before anything in it was
+refactored; the "ties" sections were added later, by the commands above, and every
+earlier section came out unchanged).
+It reaches the code only through names every caller uses (verdict.rules' public names,
+the `hwcrypto compare` command line, the throughput suite's collect_rules), so the same
+module runs before and after.  Regenerate only for an intended change of behaviour, on
+the code that has it, and say so in the commit.
 
 Floats are compared exactly: a refactoring that keeps the arithmetic keeps every bit.
 """
@@ -25,6 +30,7 @@ Floats are compared exactly: a refactoring that keeps the arithmetic keeps every
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import sys
@@ -243,8 +249,49 @@ def compute_everything() -> dict[str, Any]:
         {"label": collected.label, "rule": repr(collected.rule), "error": collected.error}
         for collected in collect_rules(parse_profile(PROFILE, Path("board.toml")))
     ]
+    sections.update(_ties(boards))
     sections.update(_compare_command(boards))
     return sections
+
+
+def _twin(measurements: Sequence[Measurement], driver: str, twin: str) -> list[Measurement]:
+    """A second driver with exactly the same numbers as `driver`, listed right before it."""
+    out = []
+    for measurement in measurements:
+        if measurement.driver == driver:
+            out.append(dataclasses.replace(measurement, driver=twin))
+        out.append(measurement)
+    return out
+
+
+def _ties(boards: Mapping[str, Results]) -> dict[str, Any]:
+    """Two drivers equally fast to the last bit: the one seen first stands for the side (a
+    class side, the winner's rival, a file in sw/hw mode); recorded data never tie."""
+    qemu = boards["qemu"]
+    cbc = [m for m in qemu.measurements if m.algorithm == "cbc(aes)" and m.source == "afalg"]
+    tied = _twin(cbc, "cbc-aes-aesni", "cbc-aes-aesni-twin")
+    qemu_rules = rules_from_list(
+        [
+            _hw_sw("cbc(aes)", "cpu-accel", "generic"),
+            _hw_sw("cbc(aes)", "offload", "cpu-accel", block_sizes=">=64K"),
+            {"type": "floor", "algorithm": "cbc(aes)", "class": "cpu-accel", "min_mib_s": 30},
+        ],
+        "ties.toml",
+    )
+    uml = boards["uml_1"]
+    uml_tied = _twin(uml.measurements, "cbc(aes-generic)", "cbc(aes-generic-twin)")
+    uml_inventory = uml.inventory + uml_instances(flagged=True, with_priority=True)
+    uml_rules = rules_from_list([{"type": "winner-fastest", "algorithm": "cbc(aes)"}], "t.toml")
+    return {
+        "ties/qemu rules": [
+            _outcome(outcome) for outcome in evaluate_rules(qemu_rules, tied, qemu.inventory)
+        ],
+        "ties/qemu findings": _findings(tied, qemu.inventory),
+        "ties/uml rules": [
+            _outcome(outcome) for outcome in evaluate_rules(uml_rules, uml_tied, uml_inventory)
+        ],
+        "ties/uml findings": _findings(uml_tied, uml_inventory),
+    }
 
 
 def _findings(
@@ -289,14 +336,18 @@ def _compare_command(boards: Mapping[str, Results]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         files = {name: str(path) for name, path in BOARD_FILES.items()}
         qemu_afalg = [m for m in boards["qemu"].measurements if m.source == "afalg"]
+        aesni_twins = _twin(
+            [m for m in qemu_afalg if m.driver_class == "cpu-accel"], "cbc-aes-aesni", "twin"
+        )
         subsets = {
+            "aesni twins": aesni_twins,
             "generic": [m for m in qemu_afalg if m.driver_class == "generic"],
             "aesni": [m for m in qemu_afalg if m.driver_class == "cpu-accel"],
             "virtio": [m for m in qemu_afalg if m.driver_class == "offload"],
             "hardware": [m for m in qemu_afalg if m.driver_class in ("cpu-accel", "offload")],
         }
         for name, measurements in subsets.items():
-            files[name] = str(Path(tmp) / f"{name}.json")
+            files[name] = str(Path(tmp) / f"{name.replace(' ', '_')}.json")
             save_results(Results(measurements=measurements), files[name])
         for name in ("compare_pytest_benchmark", "compare_pytest_benchmark_data"):
             files[name] = str(DATA / f"{name}.json")
@@ -318,6 +369,10 @@ def _compare_command(boards: Mapping[str, Results]) -> dict[str, Any]:
             "sw generic hw hardware 1.5": [
                 "--sw", files["generic"], "--hw", files["hardware"], "--min-ratio", "1.5",
             ],
+            "ties: sw generic hw aesni twins": ["--sw", files["generic"], "--hw",
+                                               files["aesni twins"]],
+            "ties: sw aesni twins hw virtio": ["--sw", files["aesni twins"], "--hw",
+                                              files["virtio"]],
             "sw generic hw virtio <=64 cbc": [
                 "--sw", files["generic"], "--hw", files["virtio"], "--block-sizes", "<=64",
                 "--algorithm", "cbc(aes)",
