@@ -42,7 +42,7 @@ from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.report.results import Finding, Measurement, Results, ResultsError, Verdict
 from pytest_hwcrypto.session import HwcryptoSession
-from pytest_hwcrypto.verdict.compare import format_mib_s
+from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     NoRegressionRule,
     Rule,

@@ -36,20 +36,16 @@ from typing import Any, ClassVar, Optional, TypeVar, Union
 from pytest_hwcrypto.measure.stats import RatioInterval, SampleStats, ratio_interval
 from pytest_hwcrypto.report.results import Finding, Measurement, Results, Verdict
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange, parse_block_sizes
-from pytest_hwcrypto.verdict.compare import (
-    DEFAULT_MAX_DROP,
-    DEFAULT_MIN_RATIO,
-    MIB,
-    Comparison,
-    compare_measurements,
+from pytest_hwcrypto.verdict.compare import Comparison, compare_measurements, parse_fraction
+from pytest_hwcrypto.verdict.compare_text import (
     describe_comparison,
     format_mib_s,
     format_min_ratio,
     format_ratio,
-    parse_fraction,
-    pooled_stats,
 )
 from pytest_hwcrypto.verdict.crossover import crossover
+from pytest_hwcrypto.verdict.pooling import pooled_stats
+from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, DEFAULT_MIN_RATIO, MIB
 
 GENERIC = "generic"
 CPU_ACCEL = "cpu-accel"

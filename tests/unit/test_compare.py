@@ -8,6 +8,10 @@ from typing import Any
 import pytest
 
 from pytest_hwcrypto.measure.stats import SampleStats
+from pytest_hwcrypto.report.benchmark_import import (
+    results_from_document,
+    results_from_pytest_benchmark,
+)
 from pytest_hwcrypto.report.results import (
     Measurement,
     Results,
@@ -21,14 +25,14 @@ from pytest_hwcrypto.verdict.compare import (
     compare,
     compare_hw_sw,
     comparisons_to_json,
+    parse_fraction,
+    regressed,
+    unmatched,
+)
+from pytest_hwcrypto.verdict.compare_text import (
     format_comparison_lines,
     format_hw_sw_lines,
     format_mib_s,
-    parse_fraction,
-    regressed,
-    results_from_document,
-    results_from_pytest_benchmark,
-    unmatched,
 )
 
 DATA = Path(__file__).parent.parent / "data"
