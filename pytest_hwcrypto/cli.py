@@ -70,11 +70,12 @@ def cmd_vm(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_hwcrypto.model.results import Results, ResultsError, read_json_object
-    from pytest_hwcrypto.verdict import compare
+    from pytest_hwcrypto.report import benchmark_import
+    from pytest_hwcrypto.verdict import compare, compare_text
 
     def load(path: str) -> Results:
         try:
-            return compare.results_from_document(read_json_object(Path(path)), path)
+            return benchmark_import.results_from_document(read_json_object(Path(path)), path)
         except ResultsError as error:
             raise CliError(str(error)) from None
 
@@ -97,7 +98,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise CliError(f"--block-sizes: {error}") from None
         comparisons, crossover = result.comparisons, result.crossover
-        lines = compare.format_hw_sw_lines(result)
+        lines = compare_text.format_hw_sw_lines(result)
     else:
         if len(args.files) != 2:
             raise CliError("give BASELINE.json CURRENT.json, or --sw SW.json --hw HW.json")
@@ -105,7 +106,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             load(args.files[0]), load(args.files[1]), max_drop=max_drop, algorithm=args.algorithm
         )
         crossover = None
-        lines = compare.format_comparison_lines(comparisons, max_drop)
+        lines = compare_text.format_comparison_lines(comparisons, max_drop)
     if not comparisons:
         raise CliError(
             "no measurement in the two files matches (same source, algorithm, "
@@ -176,7 +177,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_tcrypt(args)
     from pytest_hwcrypto.measure.bench import BenchError, bench
     from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpecError, parse_load_spec
-    from pytest_hwcrypto.verdict.compare import describe_path, format_mib_s
+    from pytest_hwcrypto.verdict.compare_text import describe_path, format_mib_s
 
     if not args.driver or args.block_size is None:
         raise CliError("bench afalg needs --driver D and --block-size B")

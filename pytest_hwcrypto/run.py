@@ -115,7 +115,7 @@ def load_baseline(setting: Resolved) -> Results | None:
     if not setting.value:
         return None
     # Imported here: only a session comparing against a baseline needs the adapters.
-    from pytest_hwcrypto.verdict.compare import results_from_document
+    from pytest_hwcrypto.report.benchmark_import import results_from_document
 
     where = f"--hwcrypto-baseline ({setting.source})"
     path = resolve_baseline_path(str(setting.value), where)

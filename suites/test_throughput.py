@@ -45,15 +45,14 @@ from pytest_hwcrypto.model.results import Finding, Results, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.verdict.compare import format_mib_s
+from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     NoRegressionRule,
     Rule,
-    RuleError,
     Scope,
     crossover_findings,
     hw_loses_to_sw_findings,
-    rule_from_dict,
+    rules_from_profile,
     winner_not_fastest_findings,
 )
 from pytest_hwcrypto.vocabulary import AlgType, Source
@@ -99,20 +98,7 @@ NO_RULES = ProfileRule("no-profile-rules", None)
 
 
 def collect_rules(profile: BoardProfile | None) -> list[ProfileRule]:
-    if profile is None:
-        return []
-    collected = []
-    for number, table in enumerate(profile.rules, 1):
-        where = str(table.get("where", f"{profile.path} rule #{number}"))
-        data = {key: value for key, value in table.items() if key != "where"}
-        try:
-            rule = rule_from_dict(data, where)
-        except RuleError as error:
-            label = f"rule #{number} {data.get('type', '?')} (invalid)"
-            collected.append(ProfileRule(label, None, str(error)))
-            continue
-        collected.append(ProfileRule(rule.label, rule))
-    return collected
+    return [ProfileRule(c.label, c.rule, c.error) for c in rules_from_profile(profile)]
 
 
 # ---------------------------------------------------------------------------------------

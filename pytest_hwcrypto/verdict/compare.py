@@ -1,4 +1,4 @@
-"""The logic behind `hwcrypto compare` (DESIGN.md section 3); pure: Results in, comparisons out.
+"""The logic behind `hwcrypto compare`; pure: Results in, comparisons out.
 
 Two modes:
 
@@ -17,31 +17,26 @@ Two modes:
 In both modes `Comparison.change` is current / baseline - 1 (so in sw/hw mode, where the
 baseline is software and current is hardware, the HW/SW ratio is `change + 1`): one
 definition for one JSON key.  Repeated measurements of the same key in one file are pooled
-(their samples, or their values, become one sample set).
+(their samples, or their values, become one sample set; verdict/pooling.py, shared with
+the profile rules so both pick the same driver on the same data).
+
+The command's lines are worded in verdict/compare_text.py; reading a pytest-benchmark
+file as Results is report/benchmark_import.py's business.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional
 
-from pytest_hwcrypto.model.results import Measurement, Results, ResultsError
+from pytest_hwcrypto.model.results import Measurement, Results
 from pytest_hwcrypto.model.stats import RatioInterval, SampleStats, ratio_interval
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange, parse_block_sizes
 from pytest_hwcrypto.verdict.crossover import crossover
-
-DEFAULT_MAX_DROP = 0.10
-DEFAULT_MIN_RATIO = 1.0
-MIB = 1024 * 1024
-
-# pytest-benchmark stores no interval; the boxplot notch (median +- 1.57 IQR / sqrt(n),
-# McGill, Tukey & Larsen 1978) is the usual distribution-free ~95 % interval for a median.
-_NOTCH_FACTOR = 1.57
-# pytest-benchmark measurements carry no path; ours come from the AF_ALG throughput suite.
-_PYTEST_BENCHMARK_DEFAULT_SOURCE = "afalg"
+from pytest_hwcrypto.verdict.pooling import DriverStats, fastest_driver, group_by, pooled_by_key
+from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, DEFAULT_MIN_RATIO
 
 # (source, algorithm, key_bits, block_size, op, driver)
 MatchKey = tuple[str, str, Optional[int], Optional[int], str, Optional[str]]
@@ -73,7 +68,7 @@ class Comparison:
         return self.change + 1.0
 
     def to_json(self) -> dict[str, Any]:
-        """Exactly the keys of the DESIGN contract."""
+        """Exactly the keys `compare --json` documents."""
         return {
             "algorithm": self.algorithm,
             "key_bits": self.key_bits,
@@ -155,8 +150,8 @@ def compare_measurements(
     max_drop: float = DEFAULT_MAX_DROP,
 ) -> list[Comparison]:
     """Regression comparisons in the current measurements' order."""
-    baseline_stats = _pooled_by_key(baseline, match_key)
-    current_stats = _pooled_by_key(current, match_key)
+    baseline_stats = pooled_by_key(baseline, match_key)
+    current_stats = pooled_by_key(current, match_key)
     comparisons = []
     for key, current_summary in current_stats.items():
         baseline_summary = baseline_stats.get(key)
@@ -181,8 +176,8 @@ def unmatched(
     baseline: Results, current: Results, algorithm: str | None = None
 ) -> tuple[list[MatchKey], list[MatchKey]]:
     """Keys only in the baseline (gone: a driver vanished?) and only in current (new)."""
-    baseline_keys = _pooled_by_key(_only_algorithm(baseline.measurements, algorithm), match_key)
-    current_keys = _pooled_by_key(_only_algorithm(current.measurements, algorithm), match_key)
+    baseline_keys = pooled_by_key(_only_algorithm(baseline.measurements, algorithm), match_key)
+    current_keys = pooled_by_key(_only_algorithm(current.measurements, algorithm), match_key)
     gone = [key for key in baseline_keys if key not in current_keys]
     new = [key for key in current_keys if key not in baseline_keys]
     return gone, new
@@ -201,27 +196,6 @@ def path_key(measurement: Measurement) -> PathKey:
         measurement.block_size,
         measurement.op,
     )
-
-
-def format_comparison_lines(
-    comparisons: Iterable[Comparison], max_drop: float = DEFAULT_MAX_DROP
-) -> list[str]:
-    """One line per comparison; failing lines name the algorithm and say 'regress'."""
-    return [_regression_line(comparison, max_drop) for comparison in comparisons]
-
-
-def _regression_line(comparison: Comparison, max_drop: float) -> str:
-    numbers = (
-        f"{format_mib_s(comparison.baseline)} -> {format_mib_s(comparison.current)} MiB/s, "
-        f"{comparison.change:+.1%}"
-    )
-    if comparison.failed:
-        status = f"regress (more than {max_drop:.0%} slower)"
-    elif comparison.change < -max_drop:
-        status = "ok (drop within noise)"
-    else:
-        status = "ok"
-    return f"{describe_comparison(comparison)}: {numbers}: {status}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -245,21 +219,21 @@ def compare_hw_sw(
     sw_best = _fastest_driver_by_path(_only_algorithm(sw.measurements, algorithm))
     hw_best = _fastest_driver_by_path(_only_algorithm(hw.measurements, algorithm))
     comparisons = []
-    for key, (hw_driver, hw_summary) in hw_best.items():
-        if key not in sw_best:
+    for key, hw_fastest in hw_best.items():
+        sw_fastest = sw_best.get(key)
+        if sw_fastest is None:
             continue
-        sw_driver, sw_summary = sw_best[key]
-        interval = ratio_interval(hw_summary, sw_summary)
+        interval = ratio_interval(hw_fastest.stats, sw_fastest.stats)
         in_range = size_range.contains(key[3])
         comparisons.append(
             _comparison(
                 key,
-                driver=hw_driver,
-                baseline=sw_summary,
-                current=hw_summary,
+                driver=hw_fastest.driver,
+                baseline=sw_fastest.stats,
+                current=hw_fastest.stats,
                 interval=interval,
                 failed=in_range and interval.clearly_below(min_ratio),
-                baseline_driver=sw_driver,
+                baseline_driver=sw_fastest.driver,
                 in_range=in_range,
             )
         )
@@ -297,45 +271,6 @@ def crossover_by_algorithm(
     return result
 
 
-def format_hw_sw_lines(result: HwSwComparison) -> list[str]:
-    """A line per matched measurement with the HW/SW ratio, then a crossover line per algorithm."""
-    lines = [_hw_sw_line(comparison, result) for comparison in result.comparisons]
-    for algorithm, size in result.crossover.items():
-        if size is None:
-            lines.append(
-                f"{algorithm}: no crossover "
-                f"(HW < {format_min_ratio(result.min_ratio)}x SW at the largest block size)"
-            )
-        else:
-            lines.append(
-                f"{algorithm}: crossover {size} B "
-                f"(HW >= {format_min_ratio(result.min_ratio)}x SW from there on)"
-            )
-    return lines
-
-
-def _hw_sw_line(comparison: Comparison, result: HwSwComparison) -> str:
-    label = describe_path(
-        comparison.algorithm,
-        comparison.key_bits,
-        comparison.block_size,
-        comparison.op,
-        comparison.source,
-    )
-    hw = f"hw {format_mib_s(comparison.current)} MiB/s{_bracketed(comparison.driver)}"
-    sw = f"sw {format_mib_s(comparison.baseline)} MiB/s{_bracketed(comparison.baseline_driver)}"
-    ratio = f"{format_ratio(comparison.ratio)}x"
-    if not comparison.in_range:
-        status = f"not checked (outside {result.block_sizes.spec!r})"
-    elif comparison.failed:
-        status = f"fail (needs >= {format_min_ratio(result.min_ratio)}x)"
-    elif comparison.ratio < result.min_ratio:
-        status = "ok (shortfall within noise)"
-    else:
-        status = "ok"
-    return f"{label}: {hw} / {sw} = {ratio}: {status}"
-
-
 # ---------------------------------------------------------------------------------------
 # shared output
 
@@ -348,71 +283,11 @@ def any_failed(comparisons: Iterable[Comparison]) -> bool:
 def comparisons_to_json(
     comparisons: Iterable[Comparison], crossover: Mapping[str, int | None] | None = None
 ) -> dict[str, Any]:
-    """{"comparisons": [...], "crossover": {algorithm: block_size}} per DESIGN.md."""
+    """{"comparisons": [...], "crossover": {algorithm: block_size}}, the documented shape."""
     return {
         "comparisons": [comparison.to_json() for comparison in comparisons],
         "crossover": dict(crossover or {}),
     }
-
-
-def describe_comparison(comparison: Comparison) -> str:
-    """'cbc(aes) 128-bit 4096 B encrypt cbc-aes-aesni (afalg)'."""
-    return describe_path(
-        comparison.algorithm,
-        comparison.key_bits,
-        comparison.block_size,
-        comparison.op,
-        comparison.source,
-        comparison.driver,
-    )
-
-
-def describe_path(
-    algorithm: str,
-    key_bits: int | None,
-    block_size: int | None,
-    op: str,
-    source: str,
-    driver: str | None = None,
-) -> str:
-    """'cbc(aes) 128-bit 4096 B encrypt (afalg)', with the driver before the source if given."""
-    parts = [algorithm]
-    if key_bits is not None:
-        parts.append(f"{key_bits}-bit")
-    if block_size is not None:
-        parts.append(f"{block_size} B")
-    parts.append(op)
-    if driver is not None:
-        parts.append(driver)
-    return " ".join(parts) + f" ({source})"
-
-
-def format_mib_s(bytes_per_second: float) -> str:
-    """MiB/s with enough digits to tell small numbers apart: 1350, 26.7, 6.60, 0.0300."""
-    mib = bytes_per_second / MIB
-    if mib >= 100:
-        return f"{mib:.0f}"
-    if mib >= 10:
-        return f"{mib:.1f}"
-    if mib >= 1:
-        return f"{mib:.2f}"
-    return f"{mib:.3g}"
-
-
-def format_ratio(ratio: float) -> str:
-    """0.45, 1.6, 48: two significant digits are all the noise allows."""
-    if math.isinf(ratio):
-        return "inf"
-    return f"{ratio:.2f}" if ratio < 10 else f"{ratio:.0f}"
-
-
-def format_min_ratio(ratio: float) -> str:
-    """1.0 -> '1.0' (as people write it in profiles), 1.25 -> '1.25'."""
-    return f"{ratio:.1f}" if round(ratio, 1) == ratio else f"{ratio:g}"
-
-
-def _bracketed(driver: str | None) -> str:
-    return f" [{driver}]" if driver else ""
 
 
 def _json_number(value: float) -> float | None:
@@ -421,8 +296,6 @@ def _json_number(value: float) -> float | None:
 
 # ---------------------------------------------------------------------------------------
 # matching helpers
-
-_Key = TypeVar("_Key", bound=Hashable)
 
 
 def _comparison(
@@ -460,177 +333,30 @@ def _only_algorithm(
     return [m for m in measurements if algorithm is None or m.algorithm == algorithm]
 
 
-def _pooled_by_key(
-    measurements: Iterable[Measurement], key_of: Callable[[Measurement], _Key]
-) -> dict[_Key, SampleStats]:
-    """Statistics per key, pooling repeated measurements of one key into one sample set."""
-    grouped: dict[_Key, list[Measurement]] = {}
-    for measurement in measurements:
-        grouped.setdefault(key_of(measurement), []).append(measurement)
-    return {key: pooled_stats(group) for key, group in grouped.items()}
-
-
-def pooled_stats(measurements: Sequence[Measurement]) -> SampleStats:
-    """One measurement's own statistics, or the pooled samples of several."""
-    if len(measurements) == 1:
-        return measurements[0].sample_stats()
-    pooled: list[float] = []
-    for measurement in measurements:
-        pooled.extend(measurement.samples or [measurement.bytes_per_second])
-    return SampleStats.from_samples(pooled)
-
-
-def _fastest_driver_by_path(
-    measurements: Sequence[Measurement],
-) -> dict[PathKey, tuple[str | None, SampleStats]]:
-    by_driver = _pooled_by_key(measurements, match_key)
-    fastest: dict[PathKey, tuple[str | None, SampleStats]] = {}
-    for key, summary in by_driver.items():
-        path: PathKey = key[:5]
-        driver: str | None = key[5]
-        if path not in fastest or summary.median > fastest[path][1].median:
-            fastest[path] = (driver, summary)
+def _fastest_driver_by_path(measurements: Sequence[Measurement]) -> dict[PathKey, DriverStats]:
+    """The driver that stands for each path in one file: the fastest by median."""
+    fastest: dict[PathKey, DriverStats] = {}
+    for path, members in group_by(measurements, path_key).items():
+        best = fastest_driver(members)
+        if best is not None:
+            fastest[path] = best
     return fastest
 
 
-# ---------------------------------------------------------------------------------------
-# other input formats
-
-
-def results_from_document(data: Mapping[str, Any], source_name: str) -> Results:
-    """Our results JSON, or a pytest-benchmark saved run (recognised by its 'benchmarks')."""
-    if "schema" not in data and "benchmarks" in data:
-        return results_from_pytest_benchmark(data, source_name)
-    return Results.from_json(data, source_name)
-
-
-def results_from_pytest_benchmark(
-    data: Mapping[str, Any], source_name: str = "<pytest-benchmark>"
-) -> Results:
-    """Adapt pytest-benchmark's saved JSON: benchmarks whose extra_info names an algorithm.
-
-    extra_info carries algorithm, bytes (processed per call; or bytes_per_second), and
-    optionally driver, key_bits, block_size, op (default encrypt) and source (default
-    afalg).  Per-round times ("data", saved with --benchmark-save-data) become samples;
-    without them the median time and the notch interval from the IQR are used.
-    Benchmarks without an algorithm are not crypto throughput and are skipped.
-    """
-    benchmarks = data.get("benchmarks")
-    if not isinstance(benchmarks, list):
-        raise ResultsError(f"{source_name}: 'benchmarks' must be a list")
-    measurements = []
-    for index, benchmark in enumerate(benchmarks):
-        where = f"{source_name}: benchmarks[{index}]"
-        if not isinstance(benchmark, Mapping):
-            raise ResultsError(f"{where}: expected an object")
-        extra_info = benchmark.get("extra_info") or {}
-        if isinstance(extra_info, Mapping) and "algorithm" in extra_info:
-            measurements.append(_measurement_from_benchmark(benchmark, extra_info, where))
-    if not measurements:
-        raise ResultsError(
-            f"{source_name}: no benchmark has extra_info with an 'algorithm' (and 'bytes'), "
-            "so there is no throughput to compare"
-        )
-    machine = data.get("machine_info") or {}
-    kernel = {
-        key: machine[key]
-        for key in ("release", "machine")
-        if isinstance(machine, Mapping) and key in machine
-    }
-    return Results(kernel=kernel, measurements=measurements)
-
-
-def _measurement_from_benchmark(
-    benchmark: Mapping[str, Any], extra_info: Mapping[str, Any], where: str
-) -> Measurement:
-    stats = benchmark.get("stats")
-    if not isinstance(stats, Mapping):
-        raise ResultsError(f"{where}: missing key 'stats'")
-    throughput = _benchmark_throughput(stats, extra_info, where)
-    known = {
-        "source",
-        "algorithm",
-        "driver",
-        "key_bits",
-        "block_size",
-        "op",
-        "bytes",
-        "bytes_per_second",
-    }
-    document = {
-        "source": extra_info.get("source", _PYTEST_BENCHMARK_DEFAULT_SOURCE),
-        "algorithm": extra_info.get("algorithm"),
-        "driver": extra_info.get("driver"),
-        "key_bits": extra_info.get("key_bits"),
-        "block_size": extra_info.get("block_size"),
-        "op": extra_info.get("op", "encrypt"),
-        **throughput,
-        "benchmark": benchmark.get("fullname") or benchmark.get("name"),
-        **{key: value for key, value in extra_info.items() if key not in known},
-    }
-    # validating through the results model gives the same one-line errors as our own files
-    return Measurement.from_json(document, f"{where}: extra_info")
-
-
-def _benchmark_throughput(
-    stats: Mapping[str, Any], extra_info: Mapping[str, Any], where: str
-) -> dict[str, Any]:
-    if "bytes_per_second" in extra_info:
-        return {"bytes_per_second": extra_info["bytes_per_second"]}
-    size = _positive(extra_info.get("bytes"))
-    if size is None:
-        raise ResultsError(
-            f"{where}: extra_info needs 'bytes' (bytes processed per call) as a positive number"
-        )
-    times = stats.get("data")
-    if isinstance(times, list) and times and all(_positive(t) is not None for t in times):
-        samples = [size / t for t in times]
-        return {"bytes_per_second": statistics.median(samples), "samples": samples}
-    median = _positive(stats.get("median"))
-    if median is None:
-        raise ResultsError(f"{where}: stats need a positive 'median' time")
-    fastest, slowest = _notch_interval(stats, median)
-    return {"bytes_per_second": size / median, "ci_low": size / slowest, "ci_high": size / fastest}
-
-
-def _notch_interval(stats: Mapping[str, Any], median: float) -> tuple[float, float]:
-    """Median time +- 1.57 IQR / sqrt(rounds), clipped to the observed min..max."""
-    iqr = _positive(stats.get("iqr"))
-    rounds = _positive(stats.get("rounds"))
-    half_width = _NOTCH_FACTOR * iqr / math.sqrt(rounds) if iqr and rounds else 0.0
-    fastest = max(median - half_width, _positive(stats.get("min")) or median)
-    slowest = min(median + half_width, _positive(stats.get("max")) or median)
-    return fastest, slowest
-
-
-def _positive(value: Any) -> float | None:
-    """`value` as a float when it is a finite positive number, else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and value > 0 else None
-
-
 __all__ = [
-    "DEFAULT_MAX_DROP",
-    "DEFAULT_MIN_RATIO",
     "Comparison",
     "HwSwComparison",
     "MatchKey",
+    "PathKey",
     "any_failed",
     "compare",
     "compare_hw_sw",
     "compare_measurements",
     "comparisons_to_json",
     "crossover_by_algorithm",
-    "format_comparison_lines",
-    "format_hw_sw_lines",
-    "format_mib_s",
-    "format_min_ratio",
-    "format_ratio",
+    "match_key",
     "parse_fraction",
-    "pooled_stats",
+    "path_key",
     "regressed",
-    "results_from_document",
-    "results_from_pytest_benchmark",
     "unmatched",
 ]

@@ -15,20 +15,24 @@ from pytest_hwcrypto.model.results import (
     read_json_object,
 )
 from pytest_hwcrypto.model.stats import SampleStats
+from pytest_hwcrypto.report.benchmark_import import (
+    results_from_document,
+    results_from_pytest_benchmark,
+)
 from pytest_hwcrypto.verdict.compare import (
     Comparison,
     any_failed,
     compare,
     compare_hw_sw,
     comparisons_to_json,
+    parse_fraction,
+    regressed,
+    unmatched,
+)
+from pytest_hwcrypto.verdict.compare_text import (
     format_comparison_lines,
     format_hw_sw_lines,
     format_mib_s,
-    parse_fraction,
-    regressed,
-    results_from_document,
-    results_from_pytest_benchmark,
-    unmatched,
 )
 
 DATA = Path(__file__).parent.parent / "data"

@@ -1,0 +1,156 @@
+"""The words of `hwcrypto compare` and the number formats every verdict message uses (pure).
+
+Kept apart from verdict/compare.py so the decisions there can be read without the
+wording, and so the rules (verdict/rules/wording.py), the throughput suite and the `bench`
+command print MiB/s and ratios the same way the compare command does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from pytest_hwcrypto.verdict.compare import Comparison, HwSwComparison
+from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, MIB
+
+# ---------------------------------------------------------------------------------------
+# regression mode
+
+
+def format_comparison_lines(
+    comparisons: Iterable[Comparison], max_drop: float = DEFAULT_MAX_DROP
+) -> list[str]:
+    """One line per comparison; failing lines name the algorithm and say 'regress'."""
+    return [_regression_line(comparison, max_drop) for comparison in comparisons]
+
+
+def _regression_line(comparison: Comparison, max_drop: float) -> str:
+    numbers = (
+        f"{format_mib_s(comparison.baseline)} -> {format_mib_s(comparison.current)} MiB/s, "
+        f"{comparison.change:+.1%}"
+    )
+    if comparison.failed:
+        status = f"regress (more than {max_drop:.0%} slower)"
+    elif comparison.change < -max_drop:
+        status = "ok (drop within noise)"
+    else:
+        status = "ok"
+    return f"{describe_comparison(comparison)}: {numbers}: {status}"
+
+
+# ---------------------------------------------------------------------------------------
+# software vs hardware mode
+
+
+def format_hw_sw_lines(result: HwSwComparison) -> list[str]:
+    """A line per matched measurement with the HW/SW ratio, then a crossover line per algorithm."""
+    lines = [_hw_sw_line(comparison, result) for comparison in result.comparisons]
+    for algorithm, size in result.crossover.items():
+        if size is None:
+            lines.append(
+                f"{algorithm}: no crossover "
+                f"(HW < {format_min_ratio(result.min_ratio)}x SW at the largest block size)"
+            )
+        else:
+            lines.append(
+                f"{algorithm}: crossover {size} B "
+                f"(HW >= {format_min_ratio(result.min_ratio)}x SW from there on)"
+            )
+    return lines
+
+
+def _hw_sw_line(comparison: Comparison, result: HwSwComparison) -> str:
+    label = describe_path(
+        comparison.algorithm,
+        comparison.key_bits,
+        comparison.block_size,
+        comparison.op,
+        comparison.source,
+    )
+    hw = f"hw {format_mib_s(comparison.current)} MiB/s{_bracketed(comparison.driver)}"
+    sw = f"sw {format_mib_s(comparison.baseline)} MiB/s{_bracketed(comparison.baseline_driver)}"
+    ratio = f"{format_ratio(comparison.ratio)}x"
+    if not comparison.in_range:
+        status = f"not checked (outside {result.block_sizes.spec!r})"
+    elif comparison.failed:
+        status = f"fail (needs >= {format_min_ratio(result.min_ratio)}x)"
+    elif comparison.ratio < result.min_ratio:
+        status = "ok (shortfall within noise)"
+    else:
+        status = "ok"
+    return f"{label}: {hw} / {sw} = {ratio}: {status}"
+
+
+def _bracketed(driver: str | None) -> str:
+    return f" [{driver}]" if driver else ""
+
+
+# ---------------------------------------------------------------------------------------
+# paths and numbers
+
+
+def describe_comparison(comparison: Comparison) -> str:
+    """'cbc(aes) 128-bit 4096 B encrypt cbc-aes-aesni (afalg)'."""
+    return describe_path(
+        comparison.algorithm,
+        comparison.key_bits,
+        comparison.block_size,
+        comparison.op,
+        comparison.source,
+        comparison.driver,
+    )
+
+
+def describe_path(
+    algorithm: str,
+    key_bits: int | None,
+    block_size: int | None,
+    op: str,
+    source: str,
+    driver: str | None = None,
+) -> str:
+    """'cbc(aes) 128-bit 4096 B encrypt (afalg)', with the driver before the source if given."""
+    parts = [algorithm]
+    if key_bits is not None:
+        parts.append(f"{key_bits}-bit")
+    if block_size is not None:
+        parts.append(f"{block_size} B")
+    parts.append(op)
+    if driver is not None:
+        parts.append(driver)
+    return " ".join(parts) + f" ({source})"
+
+
+def format_mib_s(bytes_per_second: float) -> str:
+    """MiB/s with enough digits to tell small numbers apart: 1350, 26.7, 6.60, 0.0300."""
+    mib = bytes_per_second / MIB
+    if mib >= 100:
+        return f"{mib:.0f}"
+    if mib >= 10:
+        return f"{mib:.1f}"
+    if mib >= 1:
+        return f"{mib:.2f}"
+    return f"{mib:.3g}"
+
+
+def format_ratio(ratio: float) -> str:
+    """0.45, 1.6, 48: two significant digits are all the noise allows."""
+    if math.isinf(ratio):
+        return "inf"
+    return f"{ratio:.2f}" if ratio < 10 else f"{ratio:.0f}"
+
+
+def format_min_ratio(ratio: float) -> str:
+    """1.0 -> '1.0' (as people write it in profiles), 1.25 -> '1.25'."""
+    return f"{ratio:.1f}" if round(ratio, 1) == ratio else f"{ratio:g}"
+
+
+__all__ = [
+    "describe_comparison",
+    "describe_path",
+    "format_comparison_lines",
+    "format_hw_sw_lines",
+    "format_mib_s",
+    "format_min_ratio",
+    "format_ratio",
+]

@@ -1,0 +1,86 @@
+"""The values the rule modules hand each other: scopes, candidates, points, outcomes.
+
+The rule types themselves live in judge.py beside the judging each of them does: callers
+ask a rule to `evaluate` itself, and keeping the types here would make this module and
+the judges import each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pytest_hwcrypto.model.results import Finding, Measurement, Verdict
+from pytest_hwcrypto.model.stats import RatioInterval, SampleStats
+from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange
+
+# Differences smaller than this are not worth a winner-not-fastest report even when
+# statistically clear: priorities are set per architecture, not per board.
+DEFAULT_WINNER_TOLERANCE = 0.05
+
+# /proc/crypto as the inventory gives it: name, driver, class, priority, winner per entry
+Inventory = Sequence[Mapping[str, Any]]
+
+# (source, key_bits, op): the measurements one comparison series is made of
+GroupKey = tuple[str, Optional[int], str]
+
+
+class RuleError(ValueError):
+    """A rule in a profile is malformed; the message names where and the key."""
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    verdict: Verdict
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The measurements a rule is about; None means "any"."""
+
+    algorithm: str | None
+    block_sizes: BlockSizeRange = ALL_BLOCK_SIZES
+    source: str | None = None
+    key_bits: int | None = None
+    op: str | None = None
+
+    def admits_path(self, measurement: Measurement) -> bool:
+        """Everything but the block size (crossovers look beyond the range)."""
+        return (
+            (self.algorithm is None or measurement.algorithm == self.algorithm)
+            and (self.source is None or measurement.source == self.source)
+            and (self.key_bits is None or measurement.key_bits == self.key_bits)
+            and (self.op is None or measurement.op == self.op)
+        )
+
+    def admits(self, measurement: Measurement) -> bool:
+        return self.admits_path(measurement) and self.block_sizes.contains(measurement.block_size)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """The driver standing for one side at one block size, with its statistics."""
+
+    driver: str
+    driver_class: str | None
+    stats: SampleStats
+
+
+@dataclass(frozen=True)
+class PairPoint:
+    """One side against the other at one block size."""
+
+    block_size: int | None
+    first: Candidate
+    second: Candidate
+    interval: RatioInterval
+
+
+@dataclass(frozen=True)
+class Winner:
+    """The driver the kernel hands out for an algorithm, and its priority when known."""
+
+    driver: str
+    priority: int | None

@@ -1,0 +1,241 @@
+"""What rule verdicts and findings say: message text, and the numbers findings carry.
+
+The messages are the interface a lab reads in CI ("offload virtio_crypto_aes_cbc is 0.45x
+generic cbc(aes-generic) at 4096 B"), and the rule and the rule-free finding about the
+same thing say it in the same words, so both take them from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_hwcrypto.model.results import Finding
+from pytest_hwcrypto.verdict.compare import Comparison
+from pytest_hwcrypto.verdict.compare_text import (
+    describe_comparison,
+    format_mib_s,
+    format_min_ratio,
+    format_ratio,
+)
+from pytest_hwcrypto.verdict.rules.model import Candidate, GroupKey, PairPoint, Scope, Winner
+from pytest_hwcrypto.verdict.rules.series import series_crossover
+from pytest_hwcrypto.vocabulary import PROFILE_DRIVER_CLASSES, FindingKind
+
+# ---------------------------------------------------------------------------------------
+# where: algorithm, series, scope, sizes
+
+
+def context(algorithm: str, group: GroupKey, qualified: bool) -> str:
+    """'cbc(aes)', or 'cbc(aes) [afalg, 128-bit key, encrypt]' when series need telling apart."""
+    if not qualified:
+        return algorithm
+    source, key_bits, op = group
+    parts = [source] + ([f"{key_bits}-bit key"] if key_bits is not None else []) + [op]
+    return f"{algorithm} [{', '.join(parts)}]"
+
+
+def range_words(scope: Scope) -> str:
+    """' from 4096 B' for a restricted range; nothing when every size counts."""
+    return "" if scope.block_sizes.is_everything else f" {scope.block_sizes.describe()}"
+
+
+def scope_words(scope: Scope) -> str:
+    """' (source afalg, 256-bit key, op decrypt)' for what the scope restricts, else nothing."""
+    parts = [f"source {scope.source}"] if scope.source else []
+    parts += [f"{scope.key_bits}-bit key"] if scope.key_bits is not None else []
+    parts += [f"op {scope.op}"] if scope.op else []
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def size_words(size: int | None) -> str:
+    return "no block size" if size is None else f"{size} B"
+
+
+def sizes_list(sizes: Sequence[int | None]) -> str:
+    known = [str(size) for size in sizes if size is not None]
+    return ", ".join(known) + " B" if known else "no block size"
+
+
+# ---------------------------------------------------------------------------------------
+# who
+
+
+def side(rule_side: str, candidate: Candidate) -> str:
+    """'offload virtio_crypto_aes_cbc' when the rule names a class, else the driver."""
+    if rule_side in PROFILE_DRIVER_CLASSES:
+        return f"{rule_side} {candidate.driver}"
+    return candidate.driver
+
+
+def missing_side_words(rule_side: str) -> str:
+    """'offload driver' for a class nobody measured, the driver's own name otherwise."""
+    return f"{rule_side} driver" if rule_side in PROFILE_DRIVER_CLASSES else rule_side
+
+
+def winner_words(winner: Winner) -> str:
+    return (
+        winner.driver
+        if winner.priority is None
+        else f"{winner.driver} (priority {winner.priority})"
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# what: one sentence per judgement
+
+
+def hw_sw_failure(
+    context_words: str,
+    hw: str,
+    sw: str,
+    min_ratio: float,
+    scope: Scope,
+    failing: Sequence[PairPoint],
+    crossover: str,
+) -> str:
+    first = failing[0]
+    text = (
+        f"{context_words}: {side(hw, first.first)} is {format_ratio(first.interval.ratio)}x "
+        f"{side(sw, first.second)} at {size_words(first.block_size)} "
+        f"(needs >= {format_min_ratio(min_ratio)}x {scope.block_sizes.describe()})"
+    )
+    if len(failing) > 1:
+        text += "; also below at " + sizes_list([point.block_size for point in failing[1:]])
+    return f"{text}; {crossover}"
+
+
+def hw_sw_pass(
+    context_words: str,
+    hw: str,
+    sw: str,
+    min_ratio: float,
+    scope: Scope,
+    in_range: Sequence[PairPoint],
+    crossover: str,
+) -> str:
+    lowest = min(in_range, key=lambda point: point.interval.ratio)
+    return (
+        f"{context_words}: {side(hw, lowest.first)} >= {format_min_ratio(min_ratio)}x "
+        f"{side(sw, lowest.second)} {scope.block_sizes.describe()} "
+        f"(lowest {format_ratio(lowest.interval.ratio)}x at {size_words(lowest.block_size)}); "
+        f"{crossover}"
+    )
+
+
+def crossover_words(points: Sequence[PairPoint], min_ratio: float) -> str:
+    size = series_crossover(points, min_ratio)
+    return "no crossover" if size is None else f"crossover {size} B"
+
+
+def hw_loses_words(context_words: str, hw: str, sw: str, losing: Sequence[PairPoint]) -> str:
+    worst = min(losing, key=lambda point: point.interval.ratio)
+    return (
+        f"{context_words}: {hw} is slower than {sw} at "
+        f"{sizes_list([point.block_size for point in losing])} "
+        f"({format_ratio(worst.interval.ratio)}x at {size_words(worst.block_size)})"
+    )
+
+
+def crossover_finding_words(
+    sized: Sequence[PairPoint], size: int | None, min_ratio: float, sw: str
+) -> str:
+    """What follows the hardware driver's name: where over `sized` (crossover `size`) it
+    reaches min_ratio x `sw`, if ever."""
+    needs = f"{format_min_ratio(min_ratio)}x"
+    if size is None:
+        largest = sized[-1]
+        return (
+            f"never reaches {needs} {sw} (largest size {size_words(largest.block_size)}: "
+            f"{format_ratio(largest.interval.ratio)}x)"
+        )
+    if size == sized[0].block_size:
+        return f"is >= {needs} {sw} at every measured size (from {size} B)"
+    return f"reaches {needs} {sw} from {size} B on"
+
+
+def floor_below(
+    context_words: str,
+    target: str,
+    candidate: Candidate,
+    size: int | None,
+    floor: float,
+    scope: Scope,
+) -> str:
+    return (
+        f"{context_words}: {side(target, candidate)} gives "
+        f"{format_mib_s(candidate.stats.median)} MiB/s at {size_words(size)} "
+        f"(floor {floor:g} MiB/s {scope.block_sizes.describe()})"
+    )
+
+
+def floor_pass(
+    context_words: str, target: str, lowest: Candidate, size: int | None, floor: float, scope: Scope
+) -> str:
+    return (
+        f"{context_words}: {side(target, lowest)} "
+        f">= {floor:g} MiB/s {scope.block_sizes.describe()} "
+        f"(lowest {format_mib_s(lowest.stats.median)} MiB/s at {size_words(size)})"
+    )
+
+
+def winner_slower_words(winner: Winner, slower: Sequence[PairPoint]) -> str:
+    parts = [
+        f"{format_ratio(point.interval.ratio)}x {point.second.driver} "
+        f"at {size_words(point.block_size)}"
+        for point in slower
+    ]
+    return f"winner {winner_words(winner)} is slower than another driver: " + ", ".join(parts)
+
+
+def regression_words(comparison: Comparison) -> str:
+    return (
+        f"{describe_comparison(comparison)} {format_mib_s(comparison.baseline)} -> "
+        f"{format_mib_s(comparison.current)} MiB/s ({comparison.change:+.1%})"
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# findings: the detail, and the numbers behind it for the results JSON
+
+
+def group_extra(group: GroupKey) -> dict[str, Any]:
+    source, key_bits, op = group
+    return {"source": source, "key_bits": key_bits, "op": op}
+
+
+def point_extra(point: PairPoint) -> dict[str, Any]:
+    return {
+        "block_size": point.block_size,
+        "driver": point.first.driver,
+        "bytes_per_second": point.first.stats.median,
+        "other_driver": point.second.driver,
+        "other_bytes_per_second": point.second.stats.median,
+        "ratio": point.interval.ratio,
+        "ratio_low": point.interval.low,
+        "ratio_high": point.interval.high,
+    }
+
+
+def hw_loses_finding(
+    algorithm: str, group: GroupKey, min_ratio: float, losing: Sequence[PairPoint], detail: str
+) -> Finding:
+    """hw-loses-to-sw, from a rule or without one: the same payload either way."""
+    extra = {
+        **group_extra(group),
+        "min_ratio": min_ratio,
+        "points": [point_extra(point) for point in losing],
+    }
+    return Finding(FindingKind.HW_LOSES_TO_SW, algorithm, detail, extra)
+
+
+def winner_finding(
+    algorithm: str, winner: Winner, group: GroupKey, slower: Sequence[PairPoint], detail: str
+) -> Finding:
+    extra = {
+        **group_extra(group),
+        "winner": winner.driver,
+        "priority": winner.priority,
+        "points": [point_extra(point) for point in slower],
+    }
+    return Finding(FindingKind.WINNER_NOT_FASTEST, algorithm, detail, extra)
