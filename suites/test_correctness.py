@@ -126,13 +126,11 @@ def _bind(algorithm: str, name: str, timeout: float) -> bool:
     spec = differential.SPECS[algorithm]
     # bytes(range(n)): XTS halves differ and the three DES keys differ, so no weak-key refusal.
     key = bytes(range(spec.key_sizes[0])) if spec.key_sizes else b""
+    if spec.kind == AlgType.HASH:
+        key = b""  # no key needed to bind
+    authsize = spec.authsizes[0] if spec.kind == AEAD else None
     try:
-        if spec.kind == SKCIPHER:
-            afalg.open_skcipher(name, key, timeout=timeout).close()
-        elif spec.kind == AEAD:
-            afalg.open_aead(name, key, authsize=spec.authsizes[0], timeout=timeout).close()
-        else:
-            afalg.open_hash(name, timeout=timeout).close()  # no key needed to bind
+        afalg.instantiate(name, spec.kind, key, authsize, timeout)
     except afalg.AfAlgError:
         return False
     return True

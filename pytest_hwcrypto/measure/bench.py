@@ -83,11 +83,8 @@ def _instantiate(driver: str, key_bits: int | None) -> None:
     last: afalg.AfAlgError | None = None
     for kind in (AlgType.SKCIPHER, AlgType.HASH):
         try:
-            if kind == AlgType.SKCIPHER:
-                key = os.urandom((key_bits or 128) // 8)
-                afalg.open_skcipher(driver, key).close()
-            else:
-                afalg.open_hash(driver).close()
+            key = os.urandom((key_bits or 128) // 8) if kind == AlgType.SKCIPHER else b""
+            afalg.instantiate(driver, kind, key)
             return
         except afalg.BadKeyLength:
             return  # bound, so instantiated; the key size is checked when measuring

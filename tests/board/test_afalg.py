@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.afalg.wire import recv_once
 from pytest_hwcrypto.kernel.inventory import can_win, type_family
 from pytest_hwcrypto.kernel.procfs import CryptoAlg, read_proc_crypto
 
@@ -426,7 +427,7 @@ def test_a_result_that_never_comes_times_out_instead_of_hanging() -> None:
             op_sock.sendmsg_afalg(
                 [bytes(8)], op=socket.ALG_OP_ENCRYPT, iv=bytes(16), flags=socket.MSG_MORE
             )
-            return afalg._recv_once(op_sock, deadline, memoryview(bytearray(16)))
+            return recv_once(op_sock, deadline, memoryview(bytearray(16)))
 
         with pytest.raises(afalg.OperationTimeout, match=r"within 0\.5 s"):
             session._run_op("encrypt", wait_forever)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import errno
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
 from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.afalg import wire
+from pytest_hwcrypto.kernel.afalg.probe import PROBE_NAMES
 from pytest_hwcrypto.kernel.procfs import CryptoAlg, parse_proc_crypto
 
 CAPTURES = Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
@@ -443,12 +444,14 @@ def fake_proc(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def modprobe_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    calls: list[str] = []
-    monkeypatch.setattr(afalg, "_modprobe", calls.append)
-    monkeypatch.setattr(afalg, "_modprobe_tried", set())
-    monkeypatch.setattr(afalg, "_known_available", set())
-    yield calls
+def modprobe_calls() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def probe(modprobe_calls: list[str]) -> afalg.Probe:
+    """A fresh availability cache whose modprobe only records the module it was asked for."""
+    return afalg.Probe(modprobe=modprobe_calls.append)
 
 
 def use_fake(monkeypatch: pytest.MonkeyPatch, behaviour: dict[str, Any]) -> list[FakeAlgSocket]:
@@ -458,45 +461,53 @@ def use_fake(monkeypatch: pytest.MonkeyPatch, behaviour: dict[str, Any]) -> list
         made.append(FakeAlgSocket(behaviour))
         return made[-1]
 
-    monkeypatch.setattr(afalg, "_new_alg_socket", factory)
+    monkeypatch.setattr(wire, "new_alg_socket", factory)
     return made
 
 
 def only_probes_bind(address: tuple[str, str]) -> None:
-    if address[1] not in afalg._PROBE_NAMES[address[0]]:
+    if address[1] not in PROBE_NAMES[address[0]]:
         raise OSError(errno.ENOENT, "ENOENT")
 
 
 def test_every_bind_failing_is_unavailable_after_one_modprobe(
-    monkeypatch: pytest.MonkeyPatch, fake_proc: Path, modprobe_calls: list[str]
+    monkeypatch: pytest.MonkeyPatch,
+    fake_proc: Path,
+    probe: afalg.Probe,
+    modprobe_calls: list[str],
 ) -> None:
     use_fake(monkeypatch, {"bind": errno.ENOENT})
     for _ in range(2):
         with pytest.raises(afalg.AfAlgUnavailable, match="CONFIG_CRYPTO_USER_API_SKCIPHER"):
-            afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc)
+            afalg.open_skcipher("cbc(aes)", bytes(16), proc_crypto_path=fake_proc, probe=probe)
     assert modprobe_calls == ["algif_skcipher"]
-    available, why = afalg.afalg_available("skcipher", proc_crypto_path=fake_proc)
+    assert probe.modprobe_tried == {"skcipher"}
+    available, why = afalg.afalg_available("skcipher", proc_crypto_path=fake_proc, probe=probe)
     assert not available
     # /proc/crypto lists a probe name: so the algif module is what is missing.
     assert "though /proc/crypto lists ecb(aes)" in why
 
 
 def test_unknown_driver_with_working_af_alg(
-    monkeypatch: pytest.MonkeyPatch, fake_proc: Path, modprobe_calls: list[str]
+    monkeypatch: pytest.MonkeyPatch,
+    fake_proc: Path,
+    probe: afalg.Probe,
+    modprobe_calls: list[str],
 ) -> None:
     made = use_fake(monkeypatch, {"bind": only_probes_bind})
     with pytest.raises(afalg.DriverNotRegistered, match="driver no-such is not registered"):
-        afalg.open_skcipher("no-such", bytes(16), proc_crypto_path=fake_proc)
+        afalg.open_skcipher("no-such", bytes(16), proc_crypto_path=fake_proc, probe=probe)
     assert modprobe_calls == []
+    assert probe.known_available == {"skcipher"}
     assert all(sock.closed for sock in made)
 
 
 def test_bad_key_closes_the_socket_and_names_the_range(
-    monkeypatch: pytest.MonkeyPatch, fake_proc: Path, modprobe_calls: list[str]
+    monkeypatch: pytest.MonkeyPatch, fake_proc: Path, probe: afalg.Probe
 ) -> None:
     made = use_fake(monkeypatch, {"setsockopt": errno.EINVAL})
     with pytest.raises(afalg.BadKeyLength, match=r"keysize must be 16\.\.32 bytes"):
-        afalg.open_skcipher("cbc(aes-generic)", bytes(15), proc_crypto_path=fake_proc)
+        afalg.open_skcipher("cbc(aes-generic)", bytes(15), proc_crypto_path=fake_proc, probe=probe)
     assert made[-1].closed
 
 
@@ -642,6 +653,30 @@ def test_only_drivers_that_may_sleep_run_in_a_watched_thread(
     use_fake(monkeypatch, {})
     with open_session(fake_proc) as session:
         assert session._may_sleep_in_driver is isolated
+
+
+def test_instantiate_binds_and_closes(monkeypatch: pytest.MonkeyPatch) -> None:
+    binds: list[tuple[str, str]] = []
+    made = use_fake(monkeypatch, {"bind": binds.append})
+    afalg.instantiate("cbc(aes-generic)", afalg.SKCIPHER, bytes(16))
+    afalg.instantiate("sha256-generic", afalg.HASH)
+    afalg.instantiate("gcm(aes-generic)", afalg.AEAD, bytes(16), authsize=16)
+    assert binds == [
+        ("skcipher", "cbc(aes-generic)"),
+        ("hash", "sha256-generic"),
+        ("aead", "gcm(aes-generic)"),
+    ]
+    assert made and all(sock.closed for sock in made)
+
+
+def test_instantiate_raises_what_opening_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    use_fake(monkeypatch, {"setsockopt": errno.EINVAL})
+    with pytest.raises(afalg.BadKeyLength):
+        afalg.instantiate("cbc(aes-generic)", afalg.SKCIPHER, bytes(15))
+    with pytest.raises(ValueError, match="needs authsize"):
+        afalg.instantiate("gcm(aes)", afalg.AEAD, bytes(16))
+    with pytest.raises(ValueError, match="unknown AF_ALG type"):
+        afalg.instantiate("aes", "cipher")
 
 
 def test_unknown_type_and_op_are_value_errors(
