@@ -29,14 +29,12 @@ import pytest
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.bytes_diff import hex_preview, mismatch_message
 from pytest_hwcrypto.kernel import afalg, differential, vectors
-from pytest_hwcrypto.kernel.classify import classify_driver
-from pytest_hwcrypto.kernel.differential import (
-    DifferentialCase,
-    RunSeed,
-    Target,
+from pytest_hwcrypto.kernel.check_targets import (
+    CheckTarget,
+    discover_check_targets,
+    reference_driver,
 )
-from pytest_hwcrypto.kernel.inventory import build_inventory
-from pytest_hwcrypto.kernel.procfs import read_proc_crypto
+from pytest_hwcrypto.kernel.differential import DifferentialCase, RunSeed
 from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVector, Vector
 from pytest_hwcrypto.model.results import Finding
 from pytest_hwcrypto.report.recorder import ResultsRecorder
@@ -45,7 +43,6 @@ from pytest_hwcrypto.vocabulary import AlgType, FindingKind, Suite
 
 pytestmark = pytest.mark.hwcrypto_correctness
 
-SKCIPHER, AEAD = AlgType.SKCIPHER, AlgType.AEAD
 
 # --- collection: which drivers, which vectors, how many cases -------------------------------
 
@@ -72,68 +69,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
 
 
-def correctness_targets(state: HwcryptoRun) -> list[Target]:
+def correctness_targets(state: HwcryptoRun) -> list[CheckTarget]:
     """The drivers to check, computed once per process (every xdist worker does the same)."""
     if state.correctness_targets is None:
         selected = Suite.CORRECTNESS in state.options.suite
-        state.correctness_targets = discover_targets(state.options.timeout) if selected else []
-    targets: list[Target] = state.correctness_targets
+        state.correctness_targets = (
+            discover_check_targets(state.options.timeout, fixtures.PROC_CRYPTO) if selected else []
+        )
+    targets: list[CheckTarget] = state.correctness_targets
     return targets
-
-
-def discover_targets(timeout: float) -> list[Target]:
-    """Instantiate the templates (where AF_ALG exists), then read /proc/crypto once more.
-
-    The session's cached inventory is left alone: it is what the kernel showed before this
-    suite asked for anything.
-    """
-    if not fixtures.PROC_CRYPTO.exists():
-        return []
-    pinned = instantiate_templates(timeout) if _afalg_present() else {}
-    return differential.select_targets(
-        registered_now(),
-        pinned,
-        vectors.CORE_ALGORITHMS,
-        lambda driver: classify_driver(driver, ""),
-    )
-
-
-def instantiate_templates(timeout: float) -> dict[str, set[str]]:
-    """Ask for every algorithm by name, then pin templates over every cipher driver.
-
-    Returns, per algorithm, the pinned driver strings that could be bound. Order matters
-    (see differential.py): by-name binds load modules first, inner modes before outer.
-    """
-    for algorithm, name in differential.by_name_bindings():
-        _bind(algorithm, name, timeout)
-    pinned: dict[str, set[str]] = {}
-    for algorithm, driver in differential.pinned_bindings(registered_now()):
-        if _bind(algorithm, driver, timeout):
-            pinned.setdefault(algorithm, set()).add(driver)
-    return pinned
-
-
-def registered_now() -> list[differential.Registered]:
-    return differential.registered_from(build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO)))
-
-
-def _afalg_present() -> bool:
-    return any(afalg.afalg_available(kind)[0] for kind in (SKCIPHER, AEAD, AlgType.HASH))
-
-
-def _bind(algorithm: str, name: str, timeout: float) -> bool:
-    """Open and close a session: binding is what makes the kernel build an instance."""
-    spec = differential.SPECS[algorithm]
-    # bytes(range(n)): XTS halves differ and the three DES keys differ, so no weak-key refusal.
-    key = bytes(range(spec.key_sizes[0])) if spec.key_sizes else b""
-    if spec.kind == AlgType.HASH:
-        key = b""  # no key needed to bind
-    authsize = spec.authsizes[0] if spec.kind == AEAD else None
-    try:
-        afalg.instantiate(name, spec.kind, key, authsize, timeout)
-    except afalg.AfAlgError:
-        return False
-    return True
 
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -160,7 +104,7 @@ def correctness_seed(
 
 
 def test_known_answer(
-    target: Target,
+    target: CheckTarget,
     known_answer: Vector,
     hwcrypto_afalg: fixtures.AfAlg,
     hwcrypto_results: ResultsRecorder,
@@ -177,7 +121,7 @@ def test_known_answer(
 
 
 def check_cipher_vector(
-    engine: fixtures.AfAlg, target: Target, vector: CipherVector, subject: str
+    engine: fixtures.AfAlg, target: CheckTarget, vector: CipherVector, subject: str
 ) -> None:
     iv = vector.iv or None  # ECB has no IV
     with engine.skcipher(target.driver, vector.key) as session:
@@ -189,7 +133,7 @@ def check_cipher_vector(
 
 
 def check_aead_vector(
-    engine: fixtures.AfAlg, target: Target, vector: AeadVector, subject: str
+    engine: fixtures.AfAlg, target: CheckTarget, vector: AeadVector, subject: str
 ) -> None:
     with engine.aead(target.driver, vector.key, len(vector.tag)) as session:
         if vector.encrypt:
@@ -212,7 +156,7 @@ def check_aead_vector(
 
 
 def check_digest_vector(
-    engine: fixtures.AfAlg, target: Target, vector: DigestVector, subject: str
+    engine: fixtures.AfAlg, target: CheckTarget, vector: DigestVector, subject: str
 ) -> None:
     with engine.hash(target.driver, vector.key) as session:
         got = session.digest(vector.message)
@@ -249,18 +193,18 @@ def case_and_expected(algorithm: str, index: int, seed: int) -> tuple[Differenti
 
 
 @pytest.fixture
-def correctness_reference(target: Target, hwcrypto_run: HwcryptoRun) -> Target | None:
+def correctness_reference(target: CheckTarget, hwcrypto_run: HwcryptoRun) -> CheckTarget | None:
     """The generic driver of the target's algorithm (None when the kernel has none)."""
-    return differential.reference_driver(correctness_targets(hwcrypto_run), target.algorithm)
+    return reference_driver(correctness_targets(hwcrypto_run), target.algorithm)
 
 
 def test_differential(
-    target: Target,
+    target: CheckTarget,
     case_index: int,
     hwcrypto_afalg: fixtures.AfAlg,
     hwcrypto_results: ResultsRecorder,
     correctness_seed: RunSeed,
-    correctness_reference: Target | None,
+    correctness_reference: CheckTarget | None,
 ) -> None:
     """The driver agrees with OpenSSL on a seeded random case, every way it is submitted.
 
@@ -280,9 +224,9 @@ def test_differential(
         f"{case.describe()}; {correctness_seed.rerun_hint()}",
     )
     with driver_trouble_fails(target, run.subject, hwcrypto_results, run.details):
-        if target.kind == SKCIPHER:
+        if target.kind == AlgType.SKCIPHER:
             run_skcipher_case(run)
-        elif target.kind == AEAD:
+        elif target.kind == AlgType.AEAD:
             run_aead_case(run)
         else:
             run_hash_case(run)
@@ -294,10 +238,10 @@ class CaseRun:
     def __init__(
         self,
         engine: fixtures.AfAlg,
-        target: Target,
+        target: CheckTarget,
         case: DifferentialCase,
         expected: bytes,
-        reference: Target | None,
+        reference: CheckTarget | None,
         details: str,
     ) -> None:
         self.engine, self.target, self.case = engine, target, case
@@ -370,12 +314,12 @@ def run_hash_case(run: CaseRun) -> None:
         run.check(f"incremental digest (chunks {_chunks(case)}) vs one-shot", got, incremental)
 
 
-def one_shot(engine: fixtures.AfAlg, target: Target, case: DifferentialCase) -> bytes:
+def one_shot(engine: fixtures.AfAlg, target: CheckTarget, case: DifferentialCase) -> bytes:
     """The plain one-request output of a driver, for comparing drivers with each other."""
-    if target.kind == SKCIPHER:
+    if target.kind == AlgType.SKCIPHER:
         with engine.skcipher(target.driver, case.key) as session:
             return session.encrypt(case.data, case.iv or None)
-    if target.kind == AEAD:
+    if target.kind == AlgType.AEAD:
         with engine.aead(target.driver, case.key, case.authsize) as session:
             return session.encrypt(case.data, case.iv, case.aad)
     with engine.hash(target.driver, case.key_or_none) as session:
@@ -422,7 +366,7 @@ def expect_rejection(
 
 @contextmanager
 def driver_trouble_fails(
-    target: Target, subject: str, results: ResultsRecorder, details: str
+    target: CheckTarget, subject: str, results: ResultsRecorder, details: str
 ) -> Iterator[None]:
     """Engine errors become a failure (or skip) that says what the driver did, no traceback."""
     try:

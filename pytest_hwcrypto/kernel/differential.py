@@ -25,7 +25,7 @@ import hashlib
 import random
 import secrets
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -34,7 +34,6 @@ from cryptography.hazmat.primitives.ciphers import Cipher, CipherAlgorithm, algo
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from pytest_hwcrypto.bytes_diff import hex_preview
-from pytest_hwcrypto.kernel.inventory import InventoryEntry, type_family
 from pytest_hwcrypto.vocabulary import AlgType
 
 PAGE = 4096
@@ -412,137 +411,3 @@ def flip_bit(data: bytes, bit: int) -> bytes:
     flipped = bytearray(data)
     flipped[position] ^= 1 << (bit % 8)
     return bytes(flipped)
-
-
-# --- which drivers to check (pure) ----------------------------------------------------------
-#
-# /proc/crypto lists a template instance (cbc(aes-generic), xts(ecb(aes-fixed-time)), ...)
-# only after someone asked for it, and the kernel drops instances again when a
-# higher-priority implementation of their inner algorithm registers (crypto_alg_tested ->
-# crypto_remove_spawns). So the suite first asks for every algorithm by name (loading the
-# modules that provide it), then pins each mode template over every registered cipher
-# driver by exact driver string, inner templates before outer ones. The drivers checked
-# are the module-registered ones plus exactly the pinned instances that could be bound:
-# an instance someone else created (cryptd(...) for dm-crypt, say) comes and goes with its
-# user, and counting it would make pytest-xdist workers collect different tests.
-
-
-@dataclass(frozen=True)
-class Target:
-    """One driver of one algorithm, bound by its exact driver name."""
-
-    algorithm: str  # kernel name: "cbc(aes)"
-    driver: str  # exact driver string: "cbc(aes-generic)"
-    kind: str  # AF_ALG type: skcipher, aead, hash
-    driver_class: str  # generic, cpu-accel, offload
-
-    @property
-    def id(self) -> str:
-        return f"{self.algorithm}:{self.driver}"
-
-
-@dataclass(frozen=True)
-class Registered:
-    """The /proc/crypto facts the planning needs (a seam: no dependency on the parser)."""
-
-    name: str
-    driver: str
-    family: str  # lookup family: skcipher, aead, hash, cipher, ...
-    internal: bool
-    driver_class: str
-
-
-def registered_from(entries: Iterable[InventoryEntry]) -> list[Registered]:
-    return [
-        Registered(e.name, e.driver, type_family(e.type), bool(e.alg.is_internal), e.driver_class)
-        for e in entries
-    ]
-
-
-def is_template_instance(driver: str) -> bool:
-    return "(" in driver
-
-
-# Mode templates pinned over each cipher driver D, in the order they must be created.
-_INNER_MODES = {
-    "aes": (("ecb(aes)", "ecb({})"), ("cbc(aes)", "cbc({})"), ("ctr(aes)", "ctr({})")),
-    "des3_ede": (("ecb(des3_ede)", "ecb({})"), ("cbc(des3_ede)", "cbc({})")),
-}
-_OUTER_MODES = {"aes": (("xts(aes)", "xts(ecb({}))"), ("cmac(aes)", "cmac({})"))}
-
-
-def by_name_bindings() -> list[tuple[str, str]]:
-    """(algorithm, AF_ALG name) for every checked algorithm: loads modules, makes winners."""
-    return [(name, name) for name in SPECS]
-
-
-def pinned_bindings(registered: list[Registered]) -> list[tuple[str, str]]:
-    """(algorithm, exact driver string) for each template over each registered driver."""
-
-    def drivers(name: str, family: str) -> list[str]:
-        return sorted(
-            {
-                r.driver
-                for r in registered
-                if r.name == name and r.family == family and not r.internal
-            }
-        )
-
-    inner, outer = [], []
-    for cipher, modes_of in _INNER_MODES.items():
-        for driver in drivers(cipher, "cipher"):
-            inner += [(alg, pattern.format(driver)) for alg, pattern in modes_of]
-            outer += [
-                (alg, pattern.format(driver)) for alg, pattern in _OUTER_MODES.get(cipher, ())
-            ]
-            if cipher == "aes":
-                outer += [
-                    ("gcm(aes)", f"gcm_base(ctr({driver}),{ghash})")
-                    for ghash in drivers("ghash", "hash")
-                ]
-    for hash_name in HASHES:
-        if not hash_name.startswith("sha3-"):
-            outer += [
-                (f"hmac({hash_name})", f"hmac({driver})") for driver in drivers(hash_name, "hash")
-            ]
-    for chacha in drivers("chacha20", "skcipher"):
-        outer += [
-            ("rfc7539(chacha20,poly1305)", f"rfc7539({chacha},{poly})")
-            for poly in drivers("poly1305", "hash")
-        ]
-    return inner + outer
-
-
-def select_targets(
-    registered: list[Registered],
-    pinned: Mapping[str, set[str]],
-    core: tuple[str, ...],
-    classify: Callable[[str], str],
-) -> list[Target]:
-    """The drivers to check, per algorithm, sorted so every xdist worker agrees.
-
-    Core algorithms are checked on every driver, even a lone one; the others only where the
-    kernel has two or more drivers, i.e. a choice that can go wrong.
-    """
-    targets: list[Target] = []
-    for algorithm, spec in SPECS.items():
-        found = {
-            r.driver: Target(algorithm, r.driver, spec.kind, r.driver_class)
-            for r in registered
-            if r.name == algorithm
-            and r.family == spec.kind
-            and not r.internal
-            and (not is_template_instance(r.driver) or r.driver in pinned.get(algorithm, ()))
-        }
-        for driver in pinned.get(algorithm, ()):
-            found.setdefault(driver, Target(algorithm, driver, spec.kind, classify(driver)))
-        if algorithm in core or len(found) >= 2:
-            targets += sorted(found.values(), key=lambda target: target.driver)
-    return targets
-
-
-def reference_driver(targets: list[Target], algorithm: str) -> Target | None:
-    """The generic C driver the others are compared with: one built on *-generic first."""
-    generic = [t for t in targets if t.algorithm == algorithm and t.driver_class == "generic"]
-    generic.sort(key=lambda t: ("generic" not in t.driver, t.driver))
-    return generic[0] if generic else None

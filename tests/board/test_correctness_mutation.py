@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 from pytest_hwcrypto.kernel import afalg, differential
+from pytest_hwcrypto.kernel import check_targets as ct
 from pytest_hwcrypto.vocabulary import AlgType
 
 pytest_plugins = ["pytester"]
@@ -159,11 +160,11 @@ class FakeEngine:
         from pytest_hwcrypto.kernel.inventory import build_inventory
         from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 
-        registered = differential.registered_from(build_inventory(read_proc_crypto(proc_crypto)))
+        registered = ct.registered_from(build_inventory(read_proc_crypto(proc_crypto)))
         self.algorithm_of = {r.driver: r.name for r in registered if r.name in differential.SPECS}
         self.algorithm_of.update({name: name for name in differential.SPECS})
         self.algorithm_of.update(
-            dict((driver, alg) for alg, driver in differential.pinned_bindings(registered))
+            dict((driver, alg) for alg, driver in ct.pinned_bindings(registered))
         )
 
     def session(self, alg: str, key: bytes | None, authsize: int = 0) -> FakeSession:

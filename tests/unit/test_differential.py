@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_hwcrypto.kernel import check_targets as ct
 from pytest_hwcrypto.kernel import differential as d
 from pytest_hwcrypto.kernel.classify import classify_driver
 from pytest_hwcrypto.kernel.differential import SPECS, generate_case, generate_cases
@@ -179,8 +180,8 @@ def test_flip_bit() -> None:
 CAPTURES = Path(__file__).resolve().parent.parent / "data" / "proc_crypto"
 
 
-def registered(capture: str) -> list[d.Registered]:
-    return d.registered_from(build_inventory(read_proc_crypto(CAPTURES / capture)))
+def registered(capture: str) -> list[ct.Registered]:
+    return ct.registered_from(build_inventory(read_proc_crypto(CAPTURES / capture)))
 
 
 def classify(driver: str) -> str:
@@ -193,7 +194,7 @@ def test_every_checked_algorithm_has_vectors_and_a_spec() -> None:
 
 
 def test_pinned_bindings_cover_every_aes_driver_inner_modes_first() -> None:
-    bindings = d.pinned_bindings(registered("uml-6.1.176-templates.txt"))
+    bindings = ct.pinned_bindings(registered("uml-6.1.176-templates.txt"))
     names = [name for _, name in bindings]
     for driver in ("aes-generic", "aes-fixed-time"):
         for name in (
@@ -215,9 +216,9 @@ def test_pinned_bindings_cover_every_aes_driver_inner_modes_first() -> None:
 def test_targets_on_the_uml_capture() -> None:
     entries = registered("uml-6.1.176-templates.txt")
     pinned: dict[str, set[str]] = {}
-    for algorithm, name in d.pinned_bindings(entries):
+    for algorithm, name in ct.pinned_bindings(entries):
         pinned.setdefault(algorithm, set()).add(name)
-    targets = d.select_targets(entries, pinned, CORE_ALGORITHMS, classify)
+    targets = ct.select_targets(entries, pinned, CORE_ALGORITHMS, classify)
     by_algorithm: dict[str, list[str]] = {}
     for target in targets:
         by_algorithm.setdefault(target.algorithm, []).append(target.driver)
@@ -234,32 +235,32 @@ def test_targets_on_the_uml_capture() -> None:
 def test_targets_do_not_depend_on_what_proc_crypto_happened_to_list() -> None:
     """Two xdist workers may see different instances; they must collect the same targets."""
     without_instances = [
-        r for r in registered("uml-6.1.176-templates.txt") if not d.is_template_instance(r.driver)
+        r for r in registered("uml-6.1.176-templates.txt") if not ct.is_template_instance(r.driver)
     ]
     with_instances = registered("uml-6.1.176-templates.txt")
     pinned: dict[str, set[str]] = {}
-    for algorithm, name in d.pinned_bindings(with_instances):
+    for algorithm, name in ct.pinned_bindings(with_instances):
         pinned.setdefault(algorithm, set()).add(name)
-    first = d.select_targets(with_instances, pinned, CORE_ALGORITHMS, classify)
-    second = d.select_targets(without_instances, pinned, CORE_ALGORITHMS, classify)
+    first = ct.select_targets(with_instances, pinned, CORE_ALGORITHMS, classify)
+    second = ct.select_targets(without_instances, pinned, CORE_ALGORITHMS, classify)
     assert [t.id for t in first] == [t.id for t in second]
 
 
 def test_internal_drivers_are_never_targets() -> None:
     entries = [
-        d.Registered("cbc(aes)", "__cbc-aes-aesni", "skcipher", True, "cpu-accel"),
-        d.Registered("cbc(aes)", "cbc-aes-aesni", "skcipher", False, "cpu-accel"),
+        ct.Registered("cbc(aes)", "__cbc-aes-aesni", "skcipher", True, "cpu-accel"),
+        ct.Registered("cbc(aes)", "cbc-aes-aesni", "skcipher", False, "cpu-accel"),
     ]
-    targets = d.select_targets(entries, {}, ("cbc(aes)",), classify)
+    targets = ct.select_targets(entries, {}, ("cbc(aes)",), classify)
     assert [t.driver for t in targets] == ["cbc-aes-aesni"]
 
 
 def test_reference_driver_prefers_the_portable_c() -> None:
     targets = [
-        d.Target("cbc(aes)", "cbc(aes-fixed-time)", "skcipher", "generic"),
-        d.Target("cbc(aes)", "cbc(aes-generic)", "skcipher", "generic"),
-        d.Target("cbc(aes)", "cbc-aes-aesni", "skcipher", "cpu-accel"),
+        ct.CheckTarget("cbc(aes)", "cbc(aes-fixed-time)", "skcipher", "generic"),
+        ct.CheckTarget("cbc(aes)", "cbc(aes-generic)", "skcipher", "generic"),
+        ct.CheckTarget("cbc(aes)", "cbc-aes-aesni", "skcipher", "cpu-accel"),
     ]
-    reference = d.reference_driver(targets, "cbc(aes)")
+    reference = ct.reference_driver(targets, "cbc(aes)")
     assert reference is not None and reference.driver == "cbc(aes-generic)"
-    assert d.reference_driver(targets[2:], "cbc(aes)") is None
+    assert ct.reference_driver(targets[2:], "cbc(aes)") is None
