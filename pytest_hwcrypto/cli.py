@@ -263,11 +263,35 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.set_defaults(func=cmd_bench)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Undo what killed runs recorded in their ledgers (re-ranked priorities, ...)."""
+    from pytest_hwcrypto.ledger import state_dir
+    from pytest_hwcrypto.run import sweep_leftovers
+
+    done = sweep_leftovers()
+    for line in done:
+        print(f"hwcrypto sweep: {line}")
+    if not done:
+        print(f"hwcrypto sweep: nothing left by a killed run (ledgers in {state_dir()})")
+    return 1 if any(line.startswith(("could not", "kept")) for line in done) else 0
+
+
+def _add_sweep(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "sweep",
+        help="undo what a killed run left behind (only what it recorded doing)",
+        description="Restore what runs killed before their cleanup recorded in their "
+        "ledger: driver priorities they changed. Nothing else is touched.",
+    )
+    parser.set_defaults(func=cmd_sweep)
+
+
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_inventory,
     _add_compare,
     _add_vm,
     _add_bench,
+    _add_sweep,
 )
 
 

@@ -5,16 +5,22 @@ Registered by plugin.py only when --hwcrypto is given, so other projects never s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+import subprocess
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
+from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError
+from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
@@ -59,6 +65,7 @@ def report_header(run: HwcryptoRun) -> list[str]:
     ]
     if not PROC_CRYPTO.exists():
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
+    lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
     return lines
 
 
@@ -137,6 +144,54 @@ def hwcrypto_inventory(hwcrypto_run: HwcryptoRun) -> list[InventoryEntry]:
 def hwcrypto_results(hwcrypto_run: HwcryptoRun) -> ResultsRecorder:
     """Where tests record measurements, findings and verdicts for --hwcrypto-json."""
     return recorder(hwcrypto_run)
+
+
+def run_ledger(run: HwcryptoRun) -> Ledger:
+    if run.ledger is None:
+        run.ledger = Ledger()
+    return run.ledger
+
+
+PreferDriver = Callable[[str], Preference]
+
+
+@pytest.fixture
+def hwcrypto_prefer(hwcrypto_run: HwcryptoRun) -> Iterator[PreferDriver]:
+    """`hwcrypto_prefer(driver)`: make `driver` the winner of its name for this test.
+
+    Every by-name user (cryptodev, OpenSSL's afalg engine, cryptsetup benchmark, dm-crypt
+    without capi:) then gets it. Priorities are put back at teardown, also when the test
+    fails; a killed run's are put back by the next run's start or `hwcrypto sweep`.
+    """
+    reason = rerank_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    reranker = Reranker(run_ledger(hwcrypto_run), _instantiate, PROC_CRYPTO)
+    with ExitStack() as stack:
+
+        def prefer(driver: str) -> Preference:
+            try:
+                return stack.enter_context(reranker.prefer(driver))
+            except (RerankError, CryptoUserError, afalg.AfAlgError) as error:
+                pytest.fail(f"cannot prefer {driver}: {error}", pytrace=False)
+
+        yield prefer
+
+
+def _instantiate(driver: str) -> None:
+    afalg.instantiate_any(driver)
+
+
+def rerank_unavailable_reason() -> str | None:
+    """Why priorities cannot be changed here (and how to fix it), or None."""
+    if os.geteuid() != 0:
+        return "re-ranking drivers needs CAP_NET_ADMIN: run as root (or inside a board)"
+    subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
+    try:
+        CryptoUser().close()
+    except CryptoUserError as error:
+        return str(error)
+    return None
 
 
 class AfAlg:

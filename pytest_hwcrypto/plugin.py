@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 
 from pytest_hwcrypto.profile import ProfileError
-from pytest_hwcrypto.run import RUN_KEY, HwcryptoRun, build_run, shipped_suites_dir
+from pytest_hwcrypto.run import (
+    RUN_KEY,
+    HwcryptoRun,
+    build_run,
+    shipped_suites_dir,
+    sweep_leftovers,
+)
 from pytest_hwcrypto.settings import SETTINGS, SettingError
 from pytest_hwcrypto.vocabulary import Suite
 
@@ -68,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_hwcrypto import fixtures
 
+    if not hasattr(config, "workerinput"):  # once per run: the controller, not each worker
+        run.swept = sweep_leftovers()
     config.pluginmanager.register(HwcryptoPlugin(run), PLUGIN_NAME)
     config.pluginmanager.register(fixtures, FIXTURES_NAME)
     if config.args_source != pytest.Config.ArgsSource.ARGS:

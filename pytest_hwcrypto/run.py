@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_hwcrypto import ledger as journal
+from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.model.results import Results, ResultsError, read_json_object
 from pytest_hwcrypto.profile import BoardProfile, load_profile
 from pytest_hwcrypto.settings import (
@@ -53,6 +55,10 @@ class HwcryptoRun:
     seed: RunSeed | None = None
     # Drivers the correctness suite found at collection time (its own Target type).
     correctness_targets: list[Any] | None = None
+    # This run's journal of system changes (created on the first change).
+    ledger: Ledger | None = None
+    # What the start-of-run sweep undid of an earlier, killed run.
+    swept: list[str] = field(default_factory=list)
 
     @property
     def settings(self) -> dict[str, Resolved]:
@@ -153,3 +159,15 @@ def shipped_suites_dir() -> Path:
         return Path(next(iter(spec.submodule_search_locations))).resolve()
     # A source checkout used without installing: the suites sit beside the package.
     return (Path(__file__).resolve().parent.parent / "suites").resolve()
+
+
+def undo_handlers() -> dict[str, journal.Undo]:
+    """How to undo each kind of change a run records (ledger.py)."""
+    from pytest_hwcrypto.kernel.rerank import LEDGER_KIND, restore_priority
+
+    return {LEDGER_KIND: restore_priority}
+
+
+def sweep_leftovers() -> list[str]:
+    """Undo what killed runs left recorded (at run start, and `hwcrypto sweep`)."""
+    return journal.sweep(undo_handlers())

@@ -80,17 +80,7 @@ def _find_driver(driver: str) -> InventoryEntry | None:
 
 def _instantiate(driver: str, key_bits: int | None) -> None:
     """Bind the name once so the kernel builds the template instance; errors tell why."""
-    last: afalg.AfAlgError | None = None
-    for kind in (AlgType.SKCIPHER, AlgType.HASH):
-        try:
-            key = os.urandom((key_bits or 128) // 8) if kind == AlgType.SKCIPHER else b""
-            afalg.instantiate(driver, kind, key)
-            return
-        except afalg.BadKeyLength:
-            return  # bound, so instantiated; the key size is checked when measuring
-        except afalg.AfAlgUnavailable as error:
-            raise BenchError(str(error)) from None
-        except afalg.AfAlgError as error:
-            last = error
-    if last is not None and not isinstance(last, afalg.DriverNotRegistered):
-        raise BenchError(str(last))
+    try:
+        afalg.instantiate_any(driver, os.urandom((key_bits or 128) // 8))
+    except afalg.AfAlgError as error:
+        raise BenchError(str(error)) from None

@@ -103,6 +103,7 @@ __all__ = [
     "explain_key_error",
     "explain_op_error",
     "instantiate",
+    "instantiate_any",
     "open_aead",
     "open_hash",
     "open_rng",
@@ -144,3 +145,29 @@ def instantiate(
         open_hash(name, key or None, timeout=timeout).close()
     else:
         open_rng(name, key or None, timeout=timeout).close()
+
+
+def instantiate_any(
+    name: str, key: bytes = bytes(16), timeout: float = DEFAULT_TIMEOUT_SECONDS
+) -> str | None:
+    """Bind ``name`` as whichever AF_ALG type takes it; the type that bound, or None.
+
+    For callers that know a driver string but not its type yet (``hwcrypto bench``,
+    re-ranking a template instance that does not exist yet). A rejected key still bound
+    the name. AfAlgUnavailable (no AF_ALG here) propagates; so does the last error that is
+    not "no such driver", which says more than None would.
+    """
+    last: AfAlgError | None = None
+    for alg_type, authsize in ((AlgType.SKCIPHER, None), (AlgType.HASH, None), (AlgType.AEAD, 16)):
+        try:
+            instantiate(name, alg_type, b"" if alg_type == AlgType.HASH else key, authsize, timeout)
+            return alg_type
+        except BadKeyLength:
+            return alg_type
+        except AfAlgUnavailable:
+            raise
+        except AfAlgError as error:
+            last = error
+    if last is not None and not isinstance(last, DriverNotRegistered):
+        raise last
+    return None
