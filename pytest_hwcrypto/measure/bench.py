@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from pytest_hwcrypto.kernel import afalg
@@ -54,28 +55,43 @@ def bench(
 
 
 def bench_target(driver: str, key_bits: int | None) -> Target:
-    """The driver as /proc/crypto lists it; a template instance is created first."""
-    entry = _find_driver(driver)
+    """The driver as /proc/crypto lists it (a template instance is created first), or an
+    algorithm name bound by name, as cryptsetup and OpenSSL's afalg engine do: the kernel
+    then picks the winner, and the measurement names the driver that served."""
+    entry = _find(driver, by="driver")
     if entry is None:
         _instantiate(driver, key_bits)
-        entry = _find_driver(driver)
+        entry = _find(driver, by="driver")
+    if entry is None:
+        entry = _find(driver, by="name")
+        if entry is not None:
+            return dataclasses.replace(_target(entry, key_bits), driver=driver)
     if entry is None:
         raise BenchError(
-            f"driver {driver} is not registered and binding it created nothing: use a driver "
-            "name /proc/crypto lists, or a template over one, e.g. cbc(aes-generic)"
+            f"{driver} is neither a registered driver nor an algorithm name, and binding it "
+            "created nothing: use a name /proc/crypto lists (driver or name), or a template "
+            "over a driver, e.g. cbc(aes-generic)"
         )
+    return _target(entry, key_bits)
+
+
+def _target(entry: InventoryEntry, key_bits: int | None) -> Target:
     try:
         return target_for_entry(entry, key_bits)
     except PlanError as error:
         raise BenchError(str(error)) from None
 
 
-def _find_driver(driver: str) -> InventoryEntry | None:
+def _find(wanted: str, by: str) -> InventoryEntry | None:
+    """A non-internal entry whose driver (or name, then the priority winner) is `wanted`."""
     try:
         entries = build_inventory(read_proc_crypto())
     except (OSError, ValueError) as error:
         raise BenchError(f"cannot read /proc/crypto: {error}") from None
-    return next((e for e in entries if e.driver == driver and not e.alg.is_internal), None)
+    found = [e for e in entries if getattr(e, by) == wanted and not e.alg.is_internal]
+    if by == "name":
+        found.sort(key=lambda e: not e.winner)
+    return found[0] if found else None
 
 
 def _instantiate(driver: str, key_bits: int | None) -> None:

@@ -380,3 +380,37 @@ def test_tcrypt_is_skipped_on_uml_and_runs_on_qemu(on_board: str) -> None:
     run = tcrypt_runner.run_tcrypt(request, timeout=300)
     assert {m.driver for m in run.measurements} == {"sha256-generic"}
     assert any(m.op == "digest" and m.block_size == 4096 for m in run.measurements)
+
+
+def test_bench_binds_an_algorithm_name_as_the_tools_do_and_names_the_winner(
+    on_board: str,
+) -> None:
+    """`--driver cbc(aes)`: bound by name, like cryptsetup benchmark; the kernel's pick
+    (the refcnt evidence) is the measurement's driver, not the name asked for."""
+    done = subprocess.run(
+        [
+            *HWCRYPTO,
+            "bench",
+            "afalg",
+            "--driver",
+            "cbc(aes)",
+            "--key-bits",
+            "128",
+            "--block-size",
+            "4096",
+            "--seconds",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    measurement = json.loads(done.stdout)
+    winner = next(
+        e for e in build_inventory(read_proc_crypto()) if e.name == "cbc(aes)" and e.winner
+    )
+    assert measurement["algorithm"] == "cbc(aes)"
+    assert measurement["driver"] == winner.driver != "cbc(aes)"
+    assert "refcnt" in measurement["evidence"]
