@@ -25,7 +25,7 @@ What is reported, and how:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,13 @@ from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
 from pytest_hwcrypto.measure.targets import algorithms, discover_targets
-from pytest_hwcrypto.model.results import Finding, Results, Verdict
+from pytest_hwcrypto.model.results import (
+    Finding,
+    InventoryItem,
+    Results,
+    Verdict,
+    inventory_items,
+)
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
@@ -133,7 +139,7 @@ def throughput(
     with BackgroundLoad(load_spec) as load:
         run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)
     inventory = [entry.to_json() for entry in _read_inventory()]
-    suite_run = SuiteRun(run, inventory, _findings(run, inventory))
+    suite_run = SuiteRun(run, inventory, _findings(run, inventory_items(inventory)))
     _record(hwcrypto_results, suite_run)
     return suite_run
 
@@ -162,7 +168,7 @@ def _read_inventory() -> list[InventoryEntry]:
         pytest.skip(f"cannot read {fixtures.PROC_CRYPTO}: {error}")
 
 
-def _findings(run: ThroughputRun, inventory: Sequence[Mapping[str, Any]]) -> list[Finding]:
+def _findings(run: ThroughputRun, inventory: Sequence[InventoryItem]) -> list[Finding]:
     measurements = run.measurements()
     findings = (
         winner_not_fastest_findings(measurements, inventory)
@@ -330,7 +336,7 @@ def test_no_regression_against_baseline(
         max_drop=hwcrypto_run.options.max_drop,
         name=f"no-regression {algorithm} vs baseline ({baseline_kernel(baseline)})",
     )
-    outcome = rule.evaluate(now, throughput.inventory, baseline)
+    outcome = rule.evaluate(now, inventory_items(throughput.inventory), baseline)
     verdict = outcome.verdict
     if gone:
         message = f"measured in the baseline, not now: {', '.join(gone)}"
@@ -344,11 +350,11 @@ def baseline_kernel(baseline: Results) -> str:
     return f"kernel {release}" if release else "kernel not recorded"
 
 
-def _inventory_for_rules(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+def _inventory_for_rules(request: pytest.FixtureRequest) -> list[InventoryItem]:
     """The inventory after the measuring run; without AF_ALG the rule still sees other
     sources' measurements (dm-crypt, openssl, tcrypt) and the current /proc/crypto."""
     try:
         suite_run: SuiteRun = request.getfixturevalue("throughput")
-        return suite_run.inventory
+        return inventory_items(suite_run.inventory)
     except pytest.skip.Exception:
-        return [entry.to_json() for entry in _read_inventory()]
+        return inventory_items([entry.to_json() for entry in _read_inventory()])

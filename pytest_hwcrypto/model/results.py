@@ -171,6 +171,42 @@ class Verdict:
         return verdict
 
 
+@dataclass(frozen=True)
+class InventoryItem:
+    """What the verdicts need of one /proc/crypto entry in a results file, typed.
+
+    Results keep the inventory as the JSON objects they read (every key survives a round
+    trip); `Results.inventory_items()` and `inventory_items()` give this view of them.
+    Missing or malformed fields become None: old files and other tools' files differ.
+    """
+
+    name: str | None
+    driver: str | None
+    driver_class: str | None = None
+    priority: int | None = None
+    winner: bool | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> InventoryItem:
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return str(value) if value not in (None, "") else None
+
+        priority, winner = data.get("priority"), data.get("winner")
+        is_number = isinstance(priority, int) and not isinstance(priority, bool)
+        return cls(
+            name=text("name"),
+            driver=text("driver"),
+            driver_class=text("class"),
+            priority=priority if is_number else None,
+            winner=winner if isinstance(winner, bool) else None,
+        )
+
+
+def inventory_items(entries: Sequence[Mapping[str, Any]]) -> list[InventoryItem]:
+    return [InventoryItem.from_json(entry) for entry in entries]
+
+
 @dataclass
 class Results:
     """A whole results file."""
@@ -181,6 +217,9 @@ class Results:
     findings: list[Finding] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def inventory_items(self) -> list[InventoryItem]:
+        return inventory_items(self.inventory)
 
     def to_json(self) -> dict[str, Any]:
         data = {

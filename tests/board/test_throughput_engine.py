@@ -27,7 +27,7 @@ from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpec
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import Target, discover_targets
-from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.model.results import Measurement, inventory_items
 from pytest_hwcrypto.verdict.rules import crossover_findings, winner_not_fastest_findings
 from pytest_hwcrypto.vocabulary import Source
 
@@ -136,10 +136,12 @@ def test_engine_measures_every_cell_within_the_budget() -> None:
     assert all(s.closed for s in sessions.values())
     findings = winner_not_fastest_findings(
         measurements,
-        [
-            {"name": "cbc(aes)", "driver": "cbc(aes-slow)", "winner": True, "priority": 101},
-            {"name": "cbc(aes)", "driver": "cbc(aes-fast)", "winner": False, "priority": 100},
-        ],
+        inventory_items(
+            [
+                {"name": "cbc(aes)", "driver": "cbc(aes-slow)", "winner": True, "priority": 101},
+                {"name": "cbc(aes)", "driver": "cbc(aes-fast)", "winner": False, "priority": 100},
+            ]
+        ),
     )
     assert [f.kind for f in findings] == ["winner-not-fastest"]
 
@@ -276,7 +278,7 @@ def test_uml_measures_both_software_aes_and_finds_the_slow_winner(on_board: str)
     for driver in ("cbc(aes-generic)", "cbc(aes-fixed-time)"):
         assert {size for d, size in measured if d == driver} == set(sizes)
     assert run.seconds <= 12.0 * 1.1  # type: ignore[attr-defined]
-    inventory = [e.to_json() for e in build_inventory(read_proc_crypto())]
+    inventory = inventory_items([e.to_json() for e in build_inventory(read_proc_crypto())])
     findings = winner_not_fastest_findings(measurements, inventory)
     assert findings, "aes-fixed-time (priority 101) is about half as fast as aes-generic"
     assert "cbc(aes-fixed-time)" in findings[0].detail
@@ -289,7 +291,7 @@ def test_qemu_reports_the_offload_crossover(on_board: str) -> None:
     run = _measure(20.0, sizes, {"cbc(aes)"})
     measurements = run.measurements()  # type: ignore[attr-defined]
     assert "virtio_crypto_aes_cbc" in {m.driver for m in measurements}
-    inventory = [e.to_json() for e in build_inventory(read_proc_crypto())]
+    inventory = inventory_items([e.to_json() for e in build_inventory(read_proc_crypto())])
     details = [f.detail for f in crossover_findings(measurements, inventory)]
     for hw in ("offload virtio_crypto_aes_cbc", "cpu-accel cbc-aes-aesni"):
         assert any(f"{hw} " in d and "generic cbc(aes-generic)" in d for d in details)

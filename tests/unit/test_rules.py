@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.model.results import Measurement, Results
+from pytest_hwcrypto.model.results import Measurement, Results, inventory_items
 from pytest_hwcrypto.verdict.rules import (
     FloorRule,
     HwBeatsSwRule,
@@ -29,7 +29,7 @@ QEMU_SPEEDS = {
     "cbc-aes-aesni": {16: 0.07, 4096: 11.5, 65536: 26.7},
     "cbc(aes-generic)": {16: 0.08, 4096: 9.8, 65536: 11.2},
 }
-QEMU_INVENTORY = [
+QEMU_INVENTORY_JSON = [
     {
         "name": "cbc(aes)",
         "driver": "cbc-aes-aesni",
@@ -52,6 +52,7 @@ QEMU_INVENTORY = [
         "winner": False,
     },
 ]
+QEMU_INVENTORY = inventory_items(QEMU_INVENTORY_JSON)
 
 
 def measure(
@@ -470,7 +471,7 @@ def test_floor_without_data_fails() -> None:
 
 # --- winner-fastest --------------------------------------------------------------------------
 
-UML_INVENTORY = [
+UML_INVENTORY_JSON = [
     {
         "name": "xts(aes)",
         "driver": "xts(ecb(aes-fixed-time))",
@@ -486,6 +487,7 @@ UML_INVENTORY = [
         "winner": False,
     },
 ]
+UML_INVENTORY = inventory_items(UML_INVENTORY_JSON)
 
 
 def uml_measurements(fixed_time: float, generic: float) -> list[Measurement]:
@@ -501,7 +503,7 @@ def test_winner_of_prefers_the_flag_then_priority() -> None:
         "xts(ecb(aes-fixed-time))",
         101,
     )
-    unflagged = [dict(entry, winner=False) for entry in UML_INVENTORY[::-1]]
+    unflagged = inventory_items([dict(entry, winner=False) for entry in UML_INVENTORY_JSON[::-1]])
     winner = winner_of("xts(aes)", unflagged)
     assert winner is not None and winner.driver == "xts(ecb(aes-fixed-time))"
     assert winner_of("cbc(aes)", UML_INVENTORY) is None

@@ -43,7 +43,14 @@ import pytest
 from pytest_hwcrypto.suites.test_throughput import collect_rules
 
 from pytest_hwcrypto.cli import main
-from pytest_hwcrypto.model.results import Measurement, Results, load_results, save_results
+from pytest_hwcrypto.model.results import (
+    InventoryItem,
+    Measurement,
+    Results,
+    inventory_items,
+    load_results,
+    save_results,
+)
 from pytest_hwcrypto.profile import parse_profile
 from pytest_hwcrypto.verdict.rules import (
     RuleError,
@@ -226,7 +233,7 @@ def compute_everything() -> dict[str, Any]:
         for variant, extra in INVENTORY_VARIANTS.items():
             if extra is not None and not name.startswith("uml"):
                 continue
-            inventory = results.inventory + (extra or [])
+            inventory = inventory_items(results.inventory + (extra or []))
             suffix = "" if extra is None else f" +{variant}"
             sections[f"findings/{name}{suffix}"] = _findings(results.measurements, inventory)
             sections[f"rules/{name}{suffix}"] = [
@@ -240,7 +247,7 @@ def compute_everything() -> dict[str, Any]:
         sections[f"no-regression/{before}->{after}"] = [
             _outcome(outcome)
             for outcome in evaluate_rules(
-                regression, current.measurements, current.inventory, baseline
+                regression, current.measurements, current.inventory_items(), baseline
             )
         ]
 
@@ -280,13 +287,14 @@ def _ties(boards: Mapping[str, Results]) -> dict[str, Any]:
     )
     uml = boards["uml_1"]
     uml_tied = _twin(uml.measurements, "cbc(aes-generic)", "cbc(aes-generic-twin)")
-    uml_inventory = uml.inventory + uml_instances(flagged=True, with_priority=True)
+    uml_inventory = inventory_items(uml.inventory + uml_instances(flagged=True, with_priority=True))
     uml_rules = rules_from_list([{"type": "winner-fastest", "algorithm": "cbc(aes)"}], "t.toml")
     return {
         "ties/qemu rules": [
-            _outcome(outcome) for outcome in evaluate_rules(qemu_rules, tied, qemu.inventory)
+            _outcome(outcome)
+            for outcome in evaluate_rules(qemu_rules, tied, qemu.inventory_items())
         ],
-        "ties/qemu findings": _findings(tied, qemu.inventory),
+        "ties/qemu findings": _findings(tied, qemu.inventory_items()),
         "ties/uml rules": [
             _outcome(outcome) for outcome in evaluate_rules(uml_rules, uml_tied, uml_inventory)
         ],
@@ -295,7 +303,7 @@ def _ties(boards: Mapping[str, Results]) -> dict[str, Any]:
 
 
 def _findings(
-    measurements: Sequence[Measurement], inventory: Sequence[Mapping[str, Any]]
+    measurements: Sequence[Measurement], inventory: Sequence[InventoryItem]
 ) -> dict[str, Any]:
     return {
         "winner-not-fastest": _plain(winner_not_fastest_findings(measurements, inventory)),

@@ -7,11 +7,11 @@ the judges import each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from pytest_hwcrypto.model.results import Finding, Measurement, Verdict
+from pytest_hwcrypto.model.results import Finding, InventoryItem, Measurement, Verdict
 from pytest_hwcrypto.model.stats import RatioInterval, SampleStats
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange
 
@@ -19,8 +19,8 @@ from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange
 # statistically clear: priorities are set per architecture, not per board.
 DEFAULT_WINNER_TOLERANCE = 0.05
 
-# /proc/crypto as the inventory gives it: name, driver, class, priority, winner per entry
-Inventory = Sequence[Mapping[str, Any]]
+# /proc/crypto as a results file gives it (model.results.InventoryItem)
+Inventory = Sequence[InventoryItem]
 
 # (source, key_bits, op): the measurements one comparison series is made of
 GroupKey = tuple[str, Optional[int], str]

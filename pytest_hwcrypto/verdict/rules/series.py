@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
 
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.model.stats import ratio_interval
@@ -46,9 +45,9 @@ HwSwPair = tuple[str, GroupKey, str, str, list[PairPoint]]
 def driver_classes(inventory: Inventory) -> dict[str, str]:
     """Driver name -> class, from the inventory entries that have one."""
     return {
-        str(entry["driver"]): str(entry["class"])
+        entry.driver: entry.driver_class
         for entry in inventory
-        if entry.get("driver") and entry.get("class")
+        if entry.driver and entry.driver_class
     }
 
 
@@ -60,24 +59,12 @@ def class_of(measurement: Measurement, classes: Mapping[str, str]) -> str | None
 
 def winner_of(algorithm: str, inventory: Inventory) -> Winner | None:
     """The driver the kernel hands out for `algorithm`: the flagged winner, else top priority."""
-    entries = [
-        entry for entry in inventory if entry.get("name") == algorithm and entry.get("driver")
-    ]
-    flagged = [entry for entry in entries if entry.get("winner") is True]
-    chosen = flagged or sorted(entries, key=_priority, reverse=True)[:1]
-    if not chosen:
+    entries = [entry for entry in inventory if entry.name == algorithm and entry.driver]
+    flagged = [entry for entry in entries if entry.winner is True]
+    chosen = flagged or sorted(entries, key=lambda entry: entry.priority or 0, reverse=True)[:1]
+    if not chosen or chosen[0].driver is None:
         return None
-    return Winner(
-        driver=str(chosen[0]["driver"]),
-        priority=_priority(chosen[0]) if "priority" in chosen[0] else None,
-    )
-
-
-def _priority(entry: Mapping[str, Any]) -> int:
-    try:
-        return int(entry.get("priority", 0))
-    except (TypeError, ValueError):
-        return 0
+    return Winner(driver=chosen[0].driver, priority=chosen[0].priority)
 
 
 # ---------------------------------------------------------------------------------------
