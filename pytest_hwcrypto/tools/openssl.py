@@ -315,8 +315,11 @@ def apply_command(table: Table, command: Command | None) -> None:
         facts["elapsed"] = bool(flags.get("elapsed")) or bool(facts.get("elapsed"))
         facts["evp"] = "evp" in flags
         for name in ("multi", "bytes", "seconds", "mr", "decrypt", "aead", "misalign"):
-            if name in flags:
-                facts[name] = flags[name]
+            value = flags.get(name)
+            if isinstance(value, str) and value.isdigit() and len(value) <= 9:
+                facts[name] = int(value)
+            elif value is not None:
+                facts[name] = value
     else:
         facts.setdefault("evp", _evp_from_names(table))
         if "elapsed" not in facts and facts.get("seconds") and not facts.get("mr"):

@@ -194,6 +194,8 @@ def test_scenario_b_six_openssl_tables() -> None:
     assert [t.facts["evp"] for t in document.tables] == [False, True] * 3
     kinds = [(f.kind, f.extra["table"]) for f in document.findings]
     assert kinds == [("cpu-time-not-elapsed", 4), ("cpu-time-not-elapsed", 5)]
+    assert "(its runs counted 0.32 s of CPU time in 1 s)" in document.findings[0].detail
+    assert document.tables[4].facts["seconds"] == 1
     # no legacy-bypasses-engine: on OpenSSL 3.0 the legacy table with the engine (2) is
     # as slow as the -evp one (3), nothing like the one without the engine (0)
     results = to_results(document)
