@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
+from pytest_hwcrypto import cli_parse
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.settings import SettingError
@@ -292,6 +293,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     _add_vm,
     _add_bench,
     _add_sweep,
+    cli_parse.add_parser,
 )
 
 

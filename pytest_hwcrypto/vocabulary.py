@@ -94,6 +94,10 @@ class FindingKind(Word):
     KERNEL_SELFTEST_FAILED = "kernel-selftest-failed"
     KERNEL_OOPS = "kernel-oops"
     KERNEL_WARNING = "kernel-warning"
+    # Read from pasted tool output (tools/findings.py).
+    LEGACY_BYPASSES_ENGINE = "legacy-bypasses-engine"
+    CPU_TIME_NOT_ELAPSED = "cpu-time-not-elapsed"
+    STORAGE_BOUND = "storage-bound"
 
 
 class RuleType(Word):

@@ -1,0 +1,278 @@
+"""Read `cryptsetup benchmark` output, 1.x and 2.x, as pasted (pure: Paste in, Tables out).
+
+What the tool prints (lib/utils_benchmark.c and src/cryptsetup.c), and what becomes what:
+
+* ``# Tests are approximate using memory only (no storage IO).`` -- starts a run;
+* ``PBKDF2-sha256    4821039 iterations per second for 256-bit key`` (1.x omits
+  ``for 256-bit key``; a hash the kernel lacks prints ``PBKDF2-whirlpool N/A``) and
+  ``argon2id  4 iterations, 65536 memory, 4 parallel threads (CPUs) for 256-bit key
+  (requested 2000 ms time)`` -- key-derivation cost, recorded as `PbkdfRecord`s: they are
+  iterations and KiB, never bytes/s;
+* the header ``#     Algorithm |       Key |      Encryption |      Decryption`` (its
+  spacing differs between versions and with ``-c``);
+* cipher rows ``aes-xts   512b   1234.5 MiB/s   1190.2 MiB/s`` -- two Measurements each
+  (op encrypt and decrypt, key_bits from the row, block_size None: cryptsetup does not
+  say which buffer it used), bytes/s = MiB/s x 2^20;
+* ``serpent-cbc  128b  N/A  N/A`` -- a cipher this kernel lacks: an `UnavailableCipher`
+  record, and ``Cipher X (with N bits key) is not available.`` for ``-c X`` likewise.
+
+A run ends at prose, or where a new run visibly starts (a PBKDF line or a header after
+cipher rows, a row repeating one already read).  A row cut short (a truncated paste)
+keeps what it has, with a warning naming the line; an exact repeat of a line is ignored
+with a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.tools.paste import Paste, is_blank
+from pytest_hwcrypto.tools.tables import Record, Table, finite_rate
+from pytest_hwcrypto.vocabulary import Op, Source
+
+TOOL = "cryptsetup"
+_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_RATE = r"\d+(?:\.\d+)?\s*[KMGT]iB/s"
+_CIPHER = r"[a-z0-9]+(?:-[a-z0-9]+)+"
+
+_TESTS = re.compile(r"^\s*#\s*Tests are approximate", re.IGNORECASE)
+_HEADER = re.compile(r"^\s*#\s*Algorithm\s*\|\s*Key\s*\|\s*Encryption\s*\|\s*Decryption\s*$")
+_PBKDF2 = re.compile(
+    r"^\s*PBKDF2-(?P<hash>[\w.-]+?)\s+(?:(?P<ips>\d+)\s+iterations\s+per\s+second"
+    r"(?:\s+for\s+(?P<key>\d+)-bit\s+key)?|(?P<na>N/A))"
+)
+_ARGON = re.compile(
+    r"^\s*(?P<kdf>argon2id?)\s+(?:(?P<iterations>\d+)\s+iterations,\s*(?P<memory>\d+)\s+memory,"
+    r"\s*(?P<threads>\d+)\s+parallel\s+threads(?:\s*\(CPUs\))?(?:\s+for\s+(?P<key>\d+)-bit\s+key)?"
+    r"(?:\s*\(requested\s+(?P<ms>\d+)\s*ms\s+time\))?|(?P<na>N/A))"
+)
+_ROW = re.compile(
+    rf"^\s*(?P<cipher>{_CIPHER})\s+(?P<key>\d+)\s*b\s+(?P<enc>{_RATE}|N/A)"
+    rf"(?:\s+(?P<dec>{_RATE}|N/A))?\s*$"
+)
+_ROW_START = re.compile(rf"^\s*(?P<cipher>{_CIPHER})\s+(?P<key>\d+)\s*b\b\s*(?P<rest>.*)$")
+_MISSING = re.compile(
+    r"Cipher\s+(?P<cipher>\S+)\s+\(with\s+(?P<key>\d+)\s+bits?\s+key\)\s+is\s+not\s+available"
+)
+_VALUE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT])iB/s")
+
+# Where a pasted cryptsetup line may have lost its line break (paste.read_paste).
+SPLITTERS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\s*(?=#\s*Tests are approximate)"),
+    re.compile(r"\s*(?=#\s*Algorithm\s*\|)"),
+    re.compile(r"(?<=Decryption)\s*(?=\S)"),
+    re.compile(r"\s*(?=PBKDF2-[\w.-]+\s+(?:\d+\s+iterations|N/A))"),
+    re.compile(r"\s*(?=argon2id?\s+(?:\d+\s+iterations,|N/A))"),
+    re.compile(rf"(?:(?<=iB/s)|(?<=N/A))\s+(?={_CIPHER}\s+\d+\s*b\s)"),
+    # words after a rate (not the next value): the text after a table
+    re.compile(r"(?:(?<=iB/s)|(?<=N/A))\s+(?!N/A)(?=[^\W\d_])"),
+    re.compile(r"(?<=bit key)\s*(?=[^\s(])"),
+    re.compile(r"(?<=ms time\))\s*(?=\S)"),
+)
+
+
+@dataclass
+class PbkdfRecord(Record):
+    """A key-derivation benchmark row: what unlocking a LUKS volume costs, not throughput."""
+
+    KIND = "cryptsetup-pbkdf"
+    kdf: str
+    hash: str | None = None
+    iterations_per_second: int | None = None
+    iterations: int | None = None
+    memory_kib: int | None = None
+    threads: int | None = None
+    key_bits: int | None = None
+    requested_ms: int | None = None
+    available: bool = True
+
+    def describe(self) -> str:
+        name = f"{self.kdf}-{self.hash}" if self.hash else self.kdf
+        if not self.available:
+            return f"{name}: N/A"
+        key = f" for {self.key_bits}-bit key" if self.key_bits else ""
+        if self.iterations_per_second is not None:
+            return f"{name}: {self.iterations_per_second} iterations per second{key}"
+        return (
+            f"{name}: {self.iterations} iterations, {self.memory_kib} KiB memory, "
+            f"{self.threads} threads{key}"
+        )
+
+
+@dataclass
+class UnavailableCipher(Record):
+    """A cipher cryptsetup could not benchmark: the kernel lacks it (an N/A row)."""
+
+    KIND = "cryptsetup-unavailable"
+    algorithm: str
+    key_bits: int | None = None
+
+    def describe(self) -> str:
+        return f"{self.algorithm} {self.key_bits}-bit: N/A (not available in this kernel)"
+
+
+@dataclass
+class _Run:
+    first: int
+    last: int
+    table: Table
+    rows: dict[tuple[str, int], str] = field(default_factory=dict)
+    previous: str | None = None
+    has_rows: bool = False
+
+
+def find_tables(paste: Paste) -> list[Table]:
+    """Every cryptsetup benchmark run in the paste, with a Table each (may be empty)."""
+    tables: list[Table] = []
+    run: _Run | None = None
+    for index, line in enumerate(paste.lines):
+        if is_blank(line):
+            continue
+        kind = _classify(line)
+        if kind is None:
+            if run is not None:
+                tables.append(_finish(run))
+            run = None
+            continue
+        if run is None or _starts_new_run(run, kind, line):
+            if run is not None:
+                tables.append(_finish(run))
+            run = _Run(first=index, last=index, table=Table(TOOL, index, index))
+        _read(paste, run, index, line, kind)
+    if run is not None:
+        tables.append(_finish(run))
+    return [table for table in tables if not table.empty]
+
+
+def _classify(line: str) -> str | None:
+    if _TESTS.match(line):
+        return "tests"
+    if _HEADER.match(line):
+        return "header"
+    if _PBKDF2.match(line) or _ARGON.match(line):
+        return "kdf"
+    if _ROW_START.match(line):
+        return "row"
+    if _MISSING.search(line):
+        return "missing"
+    return None
+
+
+def _starts_new_run(run: _Run, kind: str, line: str) -> bool:
+    if kind in ("tests", "kdf", "header") and run.has_rows:
+        return True
+    if kind == "row" and line.strip() != run.previous:
+        row = _ROW_START.match(line)
+        assert row is not None
+        return (row["cipher"].lower(), int(row["key"])) in run.rows
+    return False
+
+
+def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
+    run.last = index
+    table = run.table
+    text = line.strip()
+    if kind == "row" and text == run.previous:
+        table.warnings.append(f"{paste.where(index)}: repeats the line above; ignored")
+        return
+    run.previous = text
+    if kind == "kdf":
+        table.records.append(_kdf_record(line))
+    elif kind == "row":
+        run.has_rows = True
+        _read_row(paste, run, index, line)
+    elif kind == "missing":
+        missing = _MISSING.search(line)
+        assert missing is not None
+        table.records.append(UnavailableCipher(missing["cipher"], int(missing["key"])))
+        table.warnings.append(f"{paste.where(index)}: cryptsetup says: {text}")
+
+
+def _kdf_record(line: str) -> PbkdfRecord:
+    pbkdf2 = _PBKDF2.match(line)
+    if pbkdf2:
+        return PbkdfRecord(
+            kdf="pbkdf2",
+            hash=pbkdf2["hash"].lower(),
+            iterations_per_second=_int(pbkdf2["ips"]),
+            key_bits=_int(pbkdf2["key"]),
+            available=pbkdf2["na"] is None,
+        )
+    argon = _ARGON.match(line)
+    assert argon is not None
+    return PbkdfRecord(
+        kdf=argon["kdf"].lower(),
+        iterations=_int(argon["iterations"]),
+        memory_kib=_int(argon["memory"]),
+        threads=_int(argon["threads"]),
+        key_bits=_int(argon["key"]),
+        requested_ms=_int(argon["ms"]),
+        available=argon["na"] is None,
+    )
+
+
+def _read_row(paste: Paste, run: _Run, index: int, line: str) -> None:
+    table = run.table
+    start = _ROW_START.match(line)
+    assert start is not None
+    algorithm, key_bits = start["cipher"].lower(), int(start["key"])
+    run.rows[(algorithm, key_bits)] = line.strip()
+    row = _ROW.match(line)
+    if row is None:
+        values = [match for match in _VALUE.finditer(start["rest"])][:2]
+        if not values and "N/A" not in start["rest"]:
+            table.warnings.append(f"{paste.where(index)}: {algorithm} row has no values")
+            return
+        encrypt = values[0][0] if values else "N/A"
+        decrypt = values[1][0] if len(values) > 1 else None
+        table.warnings.append(
+            f"{paste.where(index)}: {algorithm} {key_bits}b row is incomplete; read "
+            + ("encryption only" if decrypt is None else "its first two values")
+        )
+    else:
+        encrypt, decrypt = row["enc"], row["dec"]
+        if decrypt is None:
+            table.warnings.append(
+                f"{paste.where(index)}: {algorithm} {key_bits}b row has no decryption value"
+            )
+    if encrypt == "N/A" and decrypt in ("N/A", None):
+        table.records.append(UnavailableCipher(algorithm, key_bits))
+        return
+    for op, value in ((Op.ENCRYPT, encrypt), (Op.DECRYPT, decrypt)):
+        rate = _bytes_per_second(value)
+        if rate is None:
+            continue
+        table.measurements.append(
+            Measurement(
+                source=str(Source.CRYPTSETUP),
+                algorithm=algorithm,
+                driver=None,
+                key_bits=key_bits,
+                block_size=None,
+                op=str(op),
+                bytes_per_second=rate,
+                extra={"mib_per_second": round(rate / 2**20, 3)},
+            )
+        )
+
+
+def _bytes_per_second(value: str | None) -> float | None:
+    if value is None:
+        return None
+    match = _VALUE.search(value)
+    if match is None:
+        return None
+    rate = float(match["number"]) * _UNITS[match["unit"]]
+    return rate if finite_rate(rate) else None
+
+
+def _finish(run: _Run) -> Table:
+    run.table.first, run.table.last = run.first, run.last
+    return run.table
+
+
+def _int(text: str | None) -> int | None:
+    """The number, or None when absent or too long to be a count (a mangled paste)."""
+    return int(text) if text is not None and len(text) <= 18 else None
