@@ -72,12 +72,20 @@ def cmd_vm(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_hwcrypto.model.results import Results, ResultsError, read_json_object
     from pytest_hwcrypto.report import benchmark_import
+    from pytest_hwcrypto.tools.parse import select_table
+    from pytest_hwcrypto.tools.tables import ParseError
     from pytest_hwcrypto.verdict import compare, compare_text
 
-    def load(path: str) -> Results:
+    def load(spec: str) -> Results:
+        """FILE, or FILE#N: table N (0-based) of a `hwcrypto parse --json` file."""
+        path, table = spec, None
+        head, hash_sign, tail = spec.rpartition("#")
+        if hash_sign and tail.isdigit() and not Path(spec).exists():
+            path, table = head, int(tail)
         try:
-            return benchmark_import.results_from_document(read_json_object(Path(path)), path)
-        except ResultsError as error:
+            results = benchmark_import.results_from_document(read_json_object(Path(path)), path)
+            return results if table is None else select_table(results, table, path)
+        except (ResultsError, ParseError) as error:
             raise CliError(str(error)) from None
 
     try:

@@ -93,3 +93,32 @@ def test_binary_and_empty_input(tmp_path: Path, capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err.splitlines()
     assert err[0].endswith("core.bin: no cryptsetup benchmark, openssl speed, fio or tcrypt table")
     assert err[1].endswith("empty.txt: empty input, nothing to parse")
+
+
+def test_compare_two_tables_of_one_post(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """post.json#1 (the older kernel's table, baseline) against post.json#0 (current): the
+    AES rows that fell by more than 10 % regress, no other row does."""
+    assert main(["parse", "auto", POST, "--json"]) == 0
+    post = tmp_path / "post.json"
+    post.write_text(capsys.readouterr().out)
+    assert main(["compare", f"{post}#1", f"{post}#0", "--max-drop", "10%", "--json"]) == 1
+    comparisons = json.loads(capsys.readouterr().out)["comparisons"]
+    regressed = {(c["algorithm"], c["key_bits"], c["op"]) for c in comparisons if c["failed"]}
+    assert regressed and {algorithm for algorithm, _, _ in regressed} <= {"aes-cbc", "aes-xts"}
+    assert ("aes-cbc", 128, "encrypt") in regressed
+    assert not any(c["failed"] for c in comparisons if not c["algorithm"].startswith("aes-"))
+    assert main(["compare", f"{post}#1", f"{post}#0"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert all("aes-" in line for line in lines if "regress" in line)
+
+
+def test_a_table_the_post_does_not_have_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["parse", "auto", POST, "--json"]) == 0
+    post = tmp_path / "post.json"
+    post.write_text(capsys.readouterr().out)
+    assert main(["compare", f"{post}#1", f"{post}#5"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"hwcrypto: error: {post}: no table 5 (it has tables 0..1)"
+    )
