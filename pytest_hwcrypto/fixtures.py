@@ -146,6 +146,23 @@ def hwcrypto_results(hwcrypto_run: HwcryptoRun) -> ResultsRecorder:
     return recorder(hwcrypto_run)
 
 
+def concurrent_measuring_reason(config: pytest.Config, suite: str) -> str | None:
+    """Why not to measure in this process: other xdist workers share the CPUs meanwhile.
+
+    Each worker would run its own measuring run, at the same time as the others and as
+    other suites' tests, and every number would be of a contended machine.
+    """
+    workerinput = getattr(config, "workerinput", None)
+    workers = int(workerinput.get("workercount", 1)) if workerinput else 1
+    if workers <= 1:
+        return None
+    return (
+        f"{suite} is not measured under pytest-xdist with {workers} workers: they would "
+        "compete for the CPUs being measured; run this suite on its own without -n "
+        f"(e.g. pytest --hwcrypto --hwcrypto-suite={suite})"
+    )
+
+
 def run_ledger(run: HwcryptoRun) -> Ledger:
     if run.ledger is None:
         run.ledger = Ledger()

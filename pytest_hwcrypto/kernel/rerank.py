@@ -80,7 +80,7 @@ class Reranker:
     def __init__(
         self,
         ledger: Ledger,
-        instantiate: Callable[[str], None],
+        instantiate: Callable[[str], object],
         proc_crypto: Path = PROC_CRYPTO,
     ) -> None:
         self.ledger = ledger

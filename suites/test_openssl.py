@@ -1,0 +1,184 @@
+"""The openssl suite: OpenSSL's own software against each kernel driver via the afalg engine.
+
+`openssl speed -elapsed -evp CIPHER -mr -bytes B -seconds S` over --hwcrypto-block-sizes,
+without an engine (OpenSSL's software, the path a user gets by default) and with
+`-engine afalg` once per kernel driver of the cipher, each driver made the winner of its
+name for its own runs (kernel/rerank.py). Samples of all paths interleave in rounds, within
+--hwcrypto-budget. A run without -evp or -elapsed is never taken (see
+measure/openssl_engine.py). Findings: `hw-loses-to-sw` where a kernel driver through the
+engine is clearly slower than OpenSSL's software (on a machine whose CPU has AES
+instructions in userspace that is the normal outcome, and worth knowing), `crossover`
+from where it keeps up, and `winner-not-fastest` among the kernel drivers.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+import pytest
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.inventory import build_inventory
+from pytest_hwcrypto.kernel.procfs import read_proc_crypto
+from pytest_hwcrypto.kernel.rerank import Reranker
+from pytest_hwcrypto.measure.load import BackgroundLoad
+from pytest_hwcrypto.measure.openssl_engine import (
+    KERNEL_NAMES,
+    SOFTWARE,
+    OpenSslEngine,
+    openssl_plan,
+)
+from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
+from pytest_hwcrypto.model.results import (
+    Finding,
+    InventoryItem,
+    Measurement,
+    Results,
+    inventory_items,
+)
+from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.run import HwcryptoRun
+from pytest_hwcrypto.settings import Options
+from pytest_hwcrypto.verdict.compare import compare_hw_sw
+from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.verdict.rules import winner_not_fastest_findings
+from pytest_hwcrypto.vocabulary import FindingKind
+
+pytestmark = pytest.mark.hwcrypto_openssl
+
+# The cipher measured: every kernel path the afalg engine has is cbc(aes); one key size
+# keeps the suite inside its budget (the others differ only in rounds).
+CIPHER = "aes-128-cbc"
+
+
+@dataclass
+class OpenSslRun:
+    run: ThroughputRun
+    priorities_before: dict[str, int | None]
+    rerank_skipped: str | None  # why kernel drivers were not measured, if they were not
+
+    def measurements(self) -> list[Measurement]:
+        return self.run.measurements()
+
+    def of(self, driver: str) -> list[Measurement]:
+        return [m for m in self.measurements() if m.driver == driver]
+
+
+def _priorities() -> dict[str, int | None]:
+    return {alg.driver: alg.priority for alg in read_proc_crypto(fixtures.PROC_CRYPTO)}
+
+
+@pytest.fixture(scope="module")
+def openssl_run(
+    pytestconfig: pytest.Config,
+    hwcrypto_run: HwcryptoRun,
+    hwcrypto_options: Options,
+    hwcrypto_results: ResultsRecorder,
+) -> Iterator[OpenSslRun]:
+    reason = fixtures.concurrent_measuring_reason(pytestconfig, "openssl")
+    if reason:
+        pytest.skip(reason)
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: apt-get install openssl")
+    rerank_reason = fixtures.rerank_unavailable_reason()
+    reranker = None
+    if rerank_reason is None:
+        reranker = Reranker(fixtures.run_ledger(hwcrypto_run), afalg.instantiate_any)
+        for name in dict.fromkeys(KERNEL_NAMES.values()):
+            afalg.instantiate_any(name)  # load the algif and cipher modules the engine needs
+    engine = OpenSslEngine(reranker)
+    inventory = build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
+    targets = [t for t in engine.reachable(inventory) if t.algorithm == CIPHER]
+    for target in targets:  # template instances (cbc(aes-generic)) exist once bound
+        if not target.registered:
+            afalg.instantiate_any(target.driver)
+    before = _priorities()
+    plan = openssl_plan(targets, hwcrypto_options.block_sizes, hwcrypto_options.budget)
+    with BackgroundLoad(hwcrypto_options.load) as load:
+        run = run_plan(plan, engine, load=load)
+    result = OpenSslRun(run, before, rerank_reason)
+    for measurement in result.measurements():
+        hwcrypto_results.add_measurement(measurement)
+    after = build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
+    hwcrypto_results.update_inventory([entry.to_json() for entry in after])
+    for finding in engine_findings(result, inventory_items([e.to_json() for e in after])):
+        hwcrypto_results.add_finding(finding)
+    yield result
+
+
+def engine_findings(result: OpenSslRun, inventory: Sequence[InventoryItem]) -> list[Finding]:
+    """hw-loses-to-sw and crossover per kernel driver; winner-not-fastest among them."""
+    software = Results(measurements=result.of(SOFTWARE))
+    findings: list[Finding] = []
+    drivers = sorted({m.driver for m in result.measurements() if m.driver not in (SOFTWARE, None)})
+    for driver in drivers:
+        assert driver is not None
+        outcome = compare_hw_sw(software, Results(measurements=result.of(driver)))
+        losing = [c for c in outcome.comparisons if c.ratio_high < 1.0]
+        where = f"{CIPHER} [openssl -engine afalg -> {driver}]"
+        if losing:
+            worst = min(losing, key=lambda c: c.ratio)
+            findings.append(
+                Finding(
+                    FindingKind.HW_LOSES_TO_SW,
+                    CIPHER,
+                    f"{where}: slower than OpenSSL's own software at {len(losing)} of "
+                    f"{len(outcome.comparisons)} block sizes, down to {worst.ratio:.2g}x at "
+                    f"{worst.block_size} B ({format_mib_s(worst.current)} vs "
+                    f"{format_mib_s(worst.baseline)} MiB/s)",
+                    {"driver": driver, "source": "openssl"},
+                )
+            )
+        size = outcome.crossover.get(CIPHER)
+        if size is not None and losing:
+            findings.append(
+                Finding(
+                    FindingKind.CROSSOVER,
+                    CIPHER,
+                    f"{where}: keeps up with OpenSSL's software from {size} B on",
+                    {"driver": driver, "block_size": size, "source": "openssl"},
+                )
+            )
+    kernel = [
+        replace(m, algorithm=KERNEL_NAMES[CIPHER])
+        for m in result.measurements()
+        if m.driver not in (SOFTWARE, None)
+    ]
+    for finding in winner_not_fastest_findings(kernel, inventory):
+        findings.append(replace(finding, detail=f"[openssl -engine afalg] {finding.detail}"))
+    return findings
+
+
+def test_openssl_software_measured(openssl_run: OpenSslRun) -> None:
+    """OpenSSL's own code at every block size: the software side of every comparison."""
+    measured = openssl_run.of(SOFTWARE)
+    assert measured, "openssl speed gave no result"
+    assert all(m.bytes_per_second > 0 and m.source == "openssl" for m in measured)
+
+
+def test_every_kernel_driver_measured_through_the_engine(openssl_run: OpenSslRun) -> None:
+    """Each kernel driver of cbc(aes), each run with that driver as the winner."""
+    if openssl_run.rerank_skipped:
+        pytest.skip(f"kernel drivers not measured: {openssl_run.rerank_skipped}")
+    failures = [f"{f.target.driver}: {f.message}" for f in openssl_run.run.failures]
+    errors = [f"{r.driver}: {r.error}" for r in openssl_run.run.records if r.error]
+    if failures or errors:
+        pytest.fail("; ".join(failures + errors), pytrace=False)
+    kernel = {m.driver for m in openssl_run.measurements()} - {SOFTWARE}
+    assert kernel, "no kernel driver of cbc(aes) was measured through the afalg engine"
+    assert all(
+        "made the winner" in str(m.extra.get("evidence", ""))
+        for m in openssl_run.measurements()
+        if m.driver in kernel
+    )
+
+
+def test_priorities_are_back_to_their_boot_values(openssl_run: OpenSslRun) -> None:
+    """The kernel is re-ranked only while a sample runs; nothing is left changed."""
+    now = _priorities()
+    before = openssl_run.priorities_before
+    changed = {d: (p, now[d]) for d, p in before.items() if d in now and now[d] != p}
+    assert not changed, f"priorities left changed (before, now): {changed}"
