@@ -115,6 +115,7 @@ class Suite(Word):
     INVENTORY = "inventory"
     CORRECTNESS = "correctness"
     THROUGHPUT = "throughput"
+    CRYPTSETUP = "cryptsetup"
     OPENSSL = "openssl"
 
     @property
