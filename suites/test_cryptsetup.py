@@ -26,7 +26,7 @@ from pytest_hwcrypto.measure.targets import discover_targets
 from pytest_hwcrypto.model.results import Finding, InventoryItem, Measurement, inventory_items
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun
-from pytest_hwcrypto.verdict.rules import winner_not_fastest_findings
+from pytest_hwcrypto.verdict.rules import hw_loses_to_sw_findings, winner_not_fastest_findings
 from pytest_hwcrypto.vocabulary import AlgType, DriverClass, FindingKind
 
 pytestmark = pytest.mark.hwcrypto_cryptsetup
@@ -115,12 +115,13 @@ def cryptsetup_run(
 def winner_findings(
     measured: Sequence[Measurement], inventory: Sequence[InventoryItem]
 ) -> list[Finding]:
-    """winner-not-fastest per cipher, judged under the kernel names the winners are of."""
+    """winner-not-fastest and hw-loses-to-sw per cipher, judged under the kernel names the
+    winners are of."""
     renamed = [replace(m, algorithm=str(m.extra["kernel_name"])) for m in measured]
-    return [
-        replace(finding, detail=f"[cryptsetup benchmark] {finding.detail}")
-        for finding in winner_not_fastest_findings(renamed, inventory)
-    ]
+    found = winner_not_fastest_findings(renamed, inventory) + hw_loses_to_sw_findings(
+        renamed, inventory
+    )
+    return [replace(f, detail=f"[cryptsetup benchmark] {f.detail}") for f in found]
 
 
 def masked_findings(inventory: Sequence[InventoryEntry]) -> list[Finding]:

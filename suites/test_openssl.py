@@ -44,7 +44,11 @@ from pytest_hwcrypto.run import HwcryptoRun
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.verdict.compare import compare_hw_sw
 from pytest_hwcrypto.verdict.compare_text import format_mib_s
-from pytest_hwcrypto.verdict.rules import winner_not_fastest_findings
+from pytest_hwcrypto.verdict.rules import (
+    crossover_findings,
+    hw_loses_to_sw_findings,
+    winner_not_fastest_findings,
+)
 from pytest_hwcrypto.vocabulary import FindingKind
 
 pytestmark = pytest.mark.hwcrypto_openssl
@@ -147,7 +151,14 @@ def engine_findings(result: OpenSslRun, inventory: Sequence[InventoryItem]) -> l
         for m in result.measurements()
         if m.driver not in (SOFTWARE, None)
     ]
-    for finding in winner_not_fastest_findings(kernel, inventory):
+    # Among the kernel drivers, as the AF_ALG throughput suite pairs them: an offload engine
+    # against cpu-accel and generic, cpu-accel against generic.
+    among_kernel = (
+        winner_not_fastest_findings(kernel, inventory)
+        + hw_loses_to_sw_findings(kernel, inventory)
+        + crossover_findings(kernel, inventory)
+    )
+    for finding in among_kernel:
         findings.append(replace(finding, detail=f"[openssl -engine afalg] {finding.detail}"))
     return findings
 
