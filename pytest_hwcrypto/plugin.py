@@ -41,9 +41,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     for setting in SETTINGS:
         help_text = f"{setting.help} (env {setting.env}, ini {setting.ini})"
-        group.addoption(
-            setting.option, dest=setting.dest, default=None, metavar=setting.metavar, help=help_text
-        )
+        if setting.flag:  # a switch: given means "true", the resolver parses that like text
+            group.addoption(
+                setting.option,
+                dest=setting.dest,
+                default=None,
+                action="store_const",
+                const="true",
+                help=help_text,
+            )
+        else:
+            group.addoption(
+                setting.option,
+                dest=setting.dest,
+                default=None,
+                metavar=setting.metavar,
+                help=help_text,
+            )
         parser.addini(setting.ini, help=setting.help, default=None)
 
 
