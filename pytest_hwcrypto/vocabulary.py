@@ -111,6 +111,7 @@ class Suite(Word):
     INVENTORY = "inventory"
     CORRECTNESS = "correctness"
     THROUGHPUT = "throughput"
+    CRYPTODEV = "cryptodev"
 
     @property
     def marker(self) -> str:

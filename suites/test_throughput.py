@@ -113,7 +113,7 @@ def throughput(
     hwcrypto_results: ResultsRecorder,
 ) -> SuiteRun:
     """Measure every algorithm with two or more drivers once, for all tests of this module."""
-    reason = concurrent_workers_reason(pytestconfig)
+    reason = fixtures.concurrent_workers_reason(pytestconfig)
     if reason is not None:
         pytest.skip(reason)
     hwcrypto_afalg.require(AlgType.SKCIPHER)
@@ -136,23 +136,6 @@ def throughput(
     suite_run = SuiteRun(run, inventory, _findings(run, inventory))
     _record(hwcrypto_results, suite_run)
     return suite_run
-
-
-def concurrent_workers_reason(config: pytest.Config) -> str | None:
-    """Why not to measure in this process: other xdist workers share the CPUs meanwhile.
-
-    Each worker would run its own measuring run, at the same time as the others and as
-    other suites' tests, and every number would be of a contended machine.
-    """
-    workerinput = getattr(config, "workerinput", None)
-    workers = int(workerinput.get("workercount", 1)) if workerinput else 1
-    if workers <= 1:
-        return None
-    return (
-        f"throughput is not measured under pytest-xdist with {workers} workers: they would "
-        "compete for the CPUs being measured; run this suite on its own without -n "
-        "(e.g. pytest --hwcrypto --hwcrypto-suite=throughput)"
-    )
 
 
 def _read_inventory() -> list[InventoryEntry]:

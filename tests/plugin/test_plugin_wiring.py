@@ -72,7 +72,7 @@ def test_a_suite_that_does_not_exist_yet_is_refused_not_silently_empty(
     result = pytester.runpytest("--hwcrypto", f"--hwcrypto-suite={future}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        [f"*unknown suite {future} (choose from inventory, correctness, throughput)*"]
+        [f"*unknown suite {future} (choose from inventory, correctness, throughput, cryptodev)*"]
     )
 
 

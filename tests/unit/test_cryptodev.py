@@ -224,3 +224,42 @@ def test_the_pool_opens_a_drivers_keys_together_and_one_subject_at_a_time() -> N
     assert pool.get(by_name_subject, keys[0]).driver == "cbc-aes-aesni"
     assert sorted(device.finished) == [1, 2, 3], "the previous subject's sessions were ended"
     assert generic.id == "cbc(aes)@cbc(aes-generic)" and by_name_subject.id == "cbc(aes)"
+
+
+def test_the_pool_opens_at_most_max_open_sessions_at_once() -> None:
+    device = FakeDevice()
+    windows: list[int] = []
+
+    def on_driver(
+        name: str, driver: str, keys: list[bytes] | tuple[bytes, ...]
+    ) -> list[cryptodev.Session | cryptodev.CryptodevError]:
+        windows.append(len(keys))
+        with preferring(device, driver):
+            return [cryptodev.open_session(device, name, key) for key in keys]
+
+    pool = cryptodev.SessionPool(lambda name, key: None, on_driver, max_open=4)  # type: ignore[arg-type, return-value]
+    subject = cryptodev.Subject("cbc(aes)", "virtio_crypto_aes_cbc", 16)
+    keys = [bytes([n]) * 16 for n in range(10)]
+    for key in keys:
+        assert pool.get(subject, key, keys).driver == "virtio_crypto_aes_cbc"
+    assert windows == [4, 4, 2]
+    assert len(device.finished) == 8, "each full window was ended before the next"
+
+
+def test_the_reranking_lock_excludes_and_runs_unlocked_where_it_cannot_be_taken(
+    tmp_path: Path,
+) -> None:
+    import fcntl
+
+    from pytest_hwcrypto.kernel.rerank import LOCK_NAME, reranking_lock
+
+    with (
+        reranking_lock(tmp_path),
+        open(tmp_path / LOCK_NAME) as other,
+        pytest.raises(BlockingIOError),
+    ):
+        fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with reranking_lock(blocked / "state"):  # cannot be a directory: no lock, no error
+        pass

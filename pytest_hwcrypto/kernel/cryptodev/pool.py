@@ -7,7 +7,10 @@ a run of checks on one driver will use in one preference window, and hands the s
 out as the checks come. Sessions keep their driver once priorities are back, so checks by
 name that run afterwards get the kernel's own winner.
 
-One subject at a time: asking for another closes the sessions of the previous one.
+One subject at a time: asking for another closes the sessions of the previous one. And at
+most MAX_OPEN sessions at once: an offload engine may hold a device session per tfm (QEMU's
+builtin virtio-crypto backend has a fixed table of them), so a long run of vectors is
+opened in windows of that size.
 
 `discover_subjects` says what the cryptodev suite checks: every algorithm cryptodev offers
 by name that the kernel can serve, and every driver of the algorithms with a choice.
@@ -22,6 +25,8 @@ from typing import Protocol
 from pytest_hwcrypto.kernel.cryptodev.abi import ALGORITHMS
 from pytest_hwcrypto.kernel.cryptodev.device import CryptodevError
 from pytest_hwcrypto.kernel.cryptodev.sessions import Session
+
+MAX_OPEN = 64
 
 ByName = Callable[[str, bytes], Session]
 OnDriver = Callable[[str, str, Sequence[bytes]], "list[Session | CryptodevError]"]
@@ -48,9 +53,10 @@ class Subject:
 class SessionPool:
     """Sessions by (subject, key), opened through `by_name` or `on_driver` (see the module)."""
 
-    def __init__(self, by_name: ByName, on_driver: OnDriver) -> None:
+    def __init__(self, by_name: ByName, on_driver: OnDriver, max_open: int = MAX_OPEN) -> None:
         self._by_name = by_name
         self._on_driver = on_driver
+        self.max_open = max(1, max_open)
         self._subject: Subject | None = None
         self._sessions: dict[bytes, Session | CryptodevError] = {}
 
@@ -63,27 +69,41 @@ class SessionPool:
             self.close()
             self._subject = subject
         if key not in self._sessions:
-            if subject.driver is None:
-                try:
-                    self._sessions[key] = self._by_name(subject.algorithm, key)
-                except CryptodevError as error:
-                    self._sessions[key] = error
-            else:
-                wanted = list(dict.fromkeys([key, *batch]))
-                missing = [k for k in wanted if k not in self._sessions]
-                opened = self._on_driver(subject.algorithm, subject.driver, missing)
-                self._sessions.update(zip(missing, opened))
+            missing = [key] if subject.driver is None else self._ahead(key, batch)
+            if len(self._sessions) + len(missing) > self.max_open:
+                self._close_sessions()
+            self._sessions.update(zip(missing, self._open(subject, missing)))
         found = self._sessions[key]
         if isinstance(found, CryptodevError):
             raise found
         return found
 
+    def _ahead(self, key: bytes, batch: Iterable[bytes]) -> list[bytes]:
+        """`key` and the batch's keys after it not open yet: checks come in batch order."""
+        keys = list(batch)
+        ahead = keys[keys.index(key) :] if key in keys else [key, *keys]
+        return [k for k in dict.fromkeys(ahead) if k not in self._sessions][: self.max_open]
+
+    def _open(self, subject: Subject, keys: list[bytes]) -> list[Session | CryptodevError]:
+        if subject.driver is not None:
+            return self._on_driver(subject.algorithm, subject.driver, keys)
+        opened: list[Session | CryptodevError] = []
+        for key in keys:
+            try:
+                opened.append(self._by_name(subject.algorithm, key))
+            except CryptodevError as error:
+                opened.append(error)
+        return opened
+
     def close(self) -> None:
+        self._close_sessions()
+        self._subject = None
+
+    def _close_sessions(self) -> None:
         for session in self._sessions.values():
             if isinstance(session, Session):
                 session.close()
         self._sessions.clear()
-        self._subject = None
 
 
 class KeySizes(Protocol):
