@@ -13,11 +13,9 @@ Failures name the driver CIOCGSESSINFO reported for the session.
   and seeded cases (kernel/differential, from aligned and misaligned buffers, decrypting
   back, a flipped AEAD tag refused), and random 16 B, 4 KiB and 64 KiB inputs;
 * test_serving_driver: a by-name session is served by the /proc/crypto winner of the name
-  (a verdict per algorithm, the driver as a JUnit property);
-* test_throughput_per_driver: every driver per block size through /dev/crypto within
-  --hwcrypto-budget (measure/runner.py with the cryptodev engine), recorded with source
-  `cryptodev` and CIOCGSESSINFO's driver as evidence, with the findings that need no rule.
+  (a verdict per algorithm, the driver as a JUnit property).
 
+Throughput through /dev/crypto is the other half of the suite: test_cryptodev_throughput.py.
 What cryptodev cannot express is skipped with the reason: lengths that are not whole
 blocks (no XTS ciphertext stealing) and submitting one request in pieces.
 """
@@ -26,7 +24,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
 from typing import TypeVar, Union, cast
 
 import pytest
@@ -40,20 +38,11 @@ from pytest_hwcrypto.kernel.inventory import build_inventory, type_family
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVector, Vector
 from pytest_hwcrypto.measure.cryptodev_engine import reachable_by_cryptodev
-from pytest_hwcrypto.measure.load import BackgroundLoad
-from pytest_hwcrypto.measure.plan import make_plan
-from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
-from pytest_hwcrypto.measure.targets import algorithms, discover_targets
+from pytest_hwcrypto.measure.targets import discover_targets
 from pytest_hwcrypto.model.results import Verdict
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.settings import Options
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
-from pytest_hwcrypto.verdict.rules import (
-    crossover_findings,
-    hw_loses_to_sw_findings,
-    winner_not_fastest_findings,
-)
 from pytest_hwcrypto.vocabulary import AlgType, Suite
 
 pytestmark = pytest.mark.hwcrypto_cryptodev
@@ -62,24 +51,15 @@ RANDOM_SIZES = (16, 4096, 65536)
 AnySession = Union[cryptodev.CipherSession, cryptodev.AeadSession, cryptodev.HashSession]
 # Stands in for every subject when /dev/crypto is missing: one skip per test, with the reason.
 NO_DEVICE = Subject("no-dev-crypto")
-COLLECTED_KEY = pytest.StashKey["Collected"]()
+SUBJECTS_KEY = pytest.StashKey[list[Subject]]()
 T = TypeVar("T")
 
 
 # --- collection: the subjects -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Collected:
-    """What this process parametrizes with: the subjects, and the algorithms to time."""
-
-    subjects: list[Subject]
-    timed: list[str]
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    collected = collect(metafunc.config)
-    subjects = collected.subjects
+    subjects = collect(metafunc.config)
     count = run_of(metafunc.config).options.fuzz_iterations
     if "known_answer" in metafunc.fixturenames:
         _parametrize(metafunc, "known_answer", subjects, _known_answers, lambda v: v.label)
@@ -90,9 +70,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "by_name" in metafunc.fixturenames:
         by_name = [s for s in subjects if s.driver is None]
         metafunc.parametrize("by_name", by_name, ids=[s.id for s in by_name])
-    if "algorithm" in metafunc.fixturenames:
-        names = collected.timed or [NO_DEVICE.id if subjects == [NO_DEVICE] else "no-choice"]
-        metafunc.parametrize("algorithm", names, ids=names)
 
 
 def _known_answers(subject: Subject) -> list[Vector]:
@@ -115,23 +92,25 @@ def _parametrize(
     metafunc.parametrize(("subject", name), pairs, ids=ids)
 
 
-def collect(config: pytest.Config) -> Collected:
+def collect(config: pytest.Config) -> list[Subject]:
     """Every algorithm by name plus every skcipher driver with a choice; once per process."""
-    if COLLECTED_KEY not in config.stash:
+    if SUBJECTS_KEY not in config.stash:
         state = run_of(config)
-        collected = Collected([], [])
+        subjects: list[Subject] = []
         if Suite.CRYPTODEV in state.options.suite:
             if fixtures.cryptodev_unavailable_reason() is not None:
-                collected = Collected([NO_DEVICE], [])
+                subjects = [NO_DEVICE]
             else:
                 inventory = fixtures.inventory(state)
-                timed = [t for t in discover_targets(inventory) if reachable_by_cryptodev(t)]
+                per_driver = [
+                    target
+                    for target in discover_targets(inventory)
+                    if target.kind == AlgType.SKCIPHER and reachable_by_cryptodev(target)
+                ]
                 names = {entry.name for entry in inventory}
-                per_driver = [t for t in timed if t.kind == AlgType.SKCIPHER]
                 subjects = cryptodev.discover_subjects(names, differential.SPECS, per_driver)
-                collected = Collected(subjects, algorithms(timed))
-        config.stash[COLLECTED_KEY] = collected
-    return config.stash[COLLECTED_KEY]
+        config.stash[SUBJECTS_KEY] = subjects
+    return config.stash[SUBJECTS_KEY]
 
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -166,6 +145,18 @@ def session_for(
         return cast(AnySession, pool.get(subject, key, batch))
     except cryptodev.CryptodevError as error:
         pytest.fail(f"{subject.describe()}: {error}", pytrace=False)
+
+
+@contextmanager
+def refusals_fail(what: str, details: str) -> Iterator[None]:
+    """A request the kernel refuses or never completes fails saying so, no traceback."""
+    try:
+        yield
+    except cryptodev.CryptodevError as error:
+        if error.authentication_failed:
+            message = f"{what}: refuses its own authentic input ({error})"
+            pytest.fail(f"{message}\n  {details}", pytrace=False)
+        pytest.fail(f"{what}: {error}\n  {details}", pytrace=False)
 
 
 def fail_on_mismatch(what: str, want: bytes, got: bytes, details: str) -> None:
@@ -214,29 +205,32 @@ def test_known_answer(
         whole_blocks(subject, len(vector.plaintext))
     session = session_for(sessions, subject, _vector_key(vector), batch)
     what = f"{session.driver} ({subject.describe()}) fails {vector.label} ({vector.direction})"
+    if isinstance(vector, AeadVector) and not vector.encrypt and not vector.authentic:
+        assert isinstance(session, cryptodev.AeadSession)
+        sealed = vector.ciphertext + vector.tag
+        expect_refusal(session, sealed, vector.iv, vector.aad, len(vector.tag), what)
+        return
+    with refusals_fail(what, details):
+        want, got = answer(session, vector)
+    fail_on_mismatch(what, want, got, details)
+
+
+def answer(session: AnySession, vector: Vector) -> tuple[bytes, bytes]:
+    """(expected, what the session gave) for one vector in its direction."""
     if isinstance(vector, CipherVector):
         assert isinstance(session, cryptodev.CipherSession)
         iv = vector.iv or None
         if vector.encrypt:
-            got, want = session.encrypt(vector.plaintext, iv), vector.ciphertext
-        else:
-            got, want = session.decrypt(vector.ciphertext, iv), vector.plaintext
-    elif isinstance(vector, AeadVector):
+            return vector.ciphertext, session.encrypt(vector.plaintext, iv)
+        return vector.plaintext, session.decrypt(vector.ciphertext, iv)
+    if isinstance(vector, AeadVector):
         assert isinstance(session, cryptodev.AeadSession)
-        tag = len(vector.tag)
-        sealed = vector.ciphertext + vector.tag
+        tag, sealed = len(vector.tag), vector.ciphertext + vector.tag
         if vector.encrypt:
-            got = session.encrypt(vector.plaintext, vector.iv, vector.aad, tag)
-            want = sealed
-        elif not vector.authentic:
-            expect_refusal(session, sealed, vector.iv, vector.aad, tag, what)
-            return
-        else:
-            got, want = session.decrypt(sealed, vector.iv, vector.aad, tag), vector.plaintext
-    else:
-        assert isinstance(vector, DigestVector) and isinstance(session, cryptodev.HashSession)
-        got, want = session.digest(vector.message), vector.digest
-    fail_on_mismatch(what, want, got, details)
+            return sealed, session.encrypt(vector.plaintext, vector.iv, vector.aad, tag)
+        return vector.plaintext, session.decrypt(sealed, vector.iv, vector.aad, tag)
+    assert isinstance(vector, DigestVector) and isinstance(session, cryptodev.HashSession)
+    return vector.digest, session.digest(vector.message)
 
 
 # --- seeded differential cases --------------------------------------------------------------
@@ -261,6 +255,17 @@ def test_differential(
         whole_blocks(subject, len(case.data))
     session = session_for(sessions, subject, case.key, batch)
     what = f"{session.driver} ({subject.describe()}) fails {case.algorithm} fuzz #{case_index}"
+    with refusals_fail(what, details):
+        run_case(session, case, expected, what, details)
+
+
+def run_case(
+    session: AnySession,
+    case: differential.DifferentialCase,
+    expected: bytes,
+    what: str,
+    details: str,
+) -> None:
     if isinstance(session, cryptodev.CipherSession):
         iv = case.iv or None
         got = session.encrypt(case.data, iv, misalign=case.misalign)
@@ -295,17 +300,20 @@ def test_random_sizes(
     iv = rng.randbytes(spec.iv_size)
     what = f"{session.driver} ({subject.describe()}) fails random {size} B"
     details = f"key {hex_preview(key)}, iv {hex_preview(iv)}; {cryptodev_seed.rerun_hint()}"
-    if isinstance(session, cryptodev.CipherSession):
-        want = differential.encrypt_reference(spec, key, iv, data)
-        got = session.encrypt(data, iv or None)
-        fail_on_mismatch(f"{what}: encrypt vs OpenSSL", want, got, details)
-        fail_on_mismatch(f"{what}: decrypt", data, session.decrypt(got, iv or None), details)
-    elif isinstance(session, cryptodev.AeadSession):
-        want = differential.seal_reference(spec, key, iv, b"", data, 16)
-        fail_on_mismatch(f"{what}: seal vs OpenSSL", want, session.encrypt(data, iv), details)
-    else:
-        want = differential.digest_reference(spec, key or None, data)
-        fail_on_mismatch(f"{what}: digest vs OpenSSL", want, session.digest(data), details)
+    with refusals_fail(what, details):
+        if isinstance(session, cryptodev.CipherSession):
+            want = differential.encrypt_reference(spec, key, iv, data)
+            got = session.encrypt(data, iv or None)
+            fail_on_mismatch(f"{what}: encrypt vs OpenSSL", want, got, details)
+            back = session.decrypt(got, iv or None)
+            fail_on_mismatch(f"{what}: decrypt", data, back, details)
+        elif isinstance(session, cryptodev.AeadSession):
+            want = differential.seal_reference(spec, key, iv, b"", data, 16)
+            got = session.encrypt(data, iv)
+            fail_on_mismatch(f"{what}: seal vs OpenSSL", want, got, details)
+        else:
+            want = differential.digest_reference(spec, key or None, data)
+            fail_on_mismatch(f"{what}: digest vs OpenSSL", want, session.digest(data), details)
 
 
 # --- who serves a by-name session -------------------------------------------------------------
@@ -346,78 +354,4 @@ def test_serving_driver(
         if passed
         else f"{said}, but the /proc/crypto winner is {', '.join(winners) or 'nobody'}",
     )
-    fixtures.record_and_judge(hwcrypto_results, verdict)
-
-
-# --- throughput -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cryptodev_throughput(
-    pytestconfig: pytest.Config,
-    hwcrypto_run: HwcryptoRun,
-    hwcrypto_cryptodev: fixtures.Cryptodev,
-    hwcrypto_results: ResultsRecorder,
-    sessions: cryptodev.SessionPool,
-) -> ThroughputRun:
-    """Every cryptodev-reachable driver, per block size, once for the module."""
-    reason = fixtures.concurrent_workers_reason(pytestconfig)
-    if reason is not None:
-        pytest.skip(reason)
-    sessions.close()  # the correctness sessions' memory, before measuring
-    options = hwcrypto_run.options
-    engine = hwcrypto_cryptodev.engine(options.timeout)
-    targets = engine.reachable(build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO)))
-    if not targets:
-        pytest.skip("no algorithm cryptodev offers has two or more drivers here")
-    plan = make_plan(targets, options.block_sizes, options.budget)
-    with BackgroundLoad(options.load) as load:
-        run = run_plan(plan, engine, load=load)
-    measurements = run.measurements()
-    inventory = [e.to_json() for e in build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))]
-    for measurement in measurements:
-        hwcrypto_results.add_measurement(measurement)
-    for finding in (
-        winner_not_fastest_findings(measurements, inventory)
-        + hw_loses_to_sw_findings(measurements, inventory)
-        + crossover_findings(measurements, inventory)
-    ):
-        hwcrypto_results.add_finding(finding)
-    return run
-
-
-def test_throughput_per_driver(
-    algorithm: str,
-    cryptodev_throughput: ThroughputRun,
-    hwcrypto_results: ResultsRecorder,
-    record_testsuite_property: Callable[[str, object], None],
-) -> None:
-    """Every driver of the algorithm was measured through /dev/crypto, proven by CIOCGSESSINFO."""
-    run = cryptodev_throughput
-    if algorithm in run.plan.left_out:
-        pytest.skip(f"{algorithm}: {run.plan.left_out[algorithm]}")
-    records = run.records_of(algorithm)
-    unavailable = [f.message for f in run.failures_of(algorithm) if f.unavailable]
-    if unavailable and not records:
-        pytest.skip(unavailable[0])
-    if not records and not run.failures_of(algorithm):
-        pytest.skip(f"{algorithm}: not in this run's plan")
-    failures = [f"{f.target.driver}: {f.message}" for f in run.failures_of(algorithm)]
-    failures += [f"{r.cell.describe()}: {r.error}" for r in records if r.error]
-    failures += [
-        f"{r.cell.target.driver}: CIOCGSESSINFO named {r.driver}"
-        for r in records
-        if r.driver != r.cell.target.driver
-    ]
-    table: dict[str, list[str]] = {}
-    for record in records:
-        measurement = record.measurement(run.load)
-        if measurement is not None:
-            table.setdefault(record.driver, []).append(
-                f"{record.cell.block_size} B {format_mib_s(measurement.bytes_per_second)}"
-            )
-    summary = "; ".join(f"{driver}: {', '.join(cells)} MiB/s" for driver, cells in table.items())
-    record_testsuite_property(f"hwcrypto.cryptodev.throughput.{algorithm}", summary)
-    message = "; ".join(failures) if failures else summary
-    verdict = Verdict(f"cryptodev-throughput {algorithm}", not failures, message)
     fixtures.record_and_judge(hwcrypto_results, verdict)
