@@ -40,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the shipped hardware-crypto suites against this kernel",
     )
     for setting in SETTINGS:
-        help_text = f"{setting.help} (env {setting.env}, ini {setting.ini})"
+        # argparse %-formats help texts: a literal "10%" must reach it as "10%%".
+        help_text = f"{setting.help} (env {setting.env}, ini {setting.ini})".replace("%", "%%")
         if setting.flag:  # a switch: given means "true", the resolver parses that like text
             group.addoption(
                 setting.option,

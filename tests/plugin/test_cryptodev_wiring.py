@@ -99,3 +99,10 @@ def test_the_flag_goes_into_the_board_so_the_inner_session_requires_it(tmp_path:
     )
     assert "--hwcrypto-cryptodev" in inner.args and "--hwcrypto-vm=qemu" not in inner.args
     assert inner.args[-1] == "suites", "a flag does not swallow the next argument"
+
+
+def test_help_lists_the_switch(pytester: pytest.Pytester) -> None:
+    """pytest --help works (a "10%" in a help text once broke argparse's formatting)."""
+    result = pytester.runpytest("--help")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*--hwcrypto-cryptodev*", "*(10% or 0.1)*"])
