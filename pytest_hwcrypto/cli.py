@@ -60,7 +60,7 @@ def cmd_vm(args: argparse.Namespace) -> int:
 
     cli_values = {"vm_timeout": args.timeout, "artifacts": args.artifacts}
     run = build_run(enabled=False, cli_values=cli_values, environ={}, ini_values={})
-    board = make_board(args.board, args.kernel, args.modules)
+    board = make_board(args.board, args.kernel, args.modules, cryptodev=args.cryptodev)
     board.check_prerequisites()
     pytest_args: list[str] = args.pytest_args
     if args.exec_command and pytest_args:
@@ -164,11 +164,17 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "vm",
         help="boot a virtual board and run a command or pytest in it",
-        usage="hwcrypto vm {uml,qemu} [--kernel PATH] [--exec CMD | -- PYTEST_ARGS]",
+        usage="hwcrypto vm {uml,qemu} [--kernel PATH] [--cryptodev] [--exec CMD | -- PYTEST_ARGS]",
     )
     parser.add_argument("board", choices=("uml", "qemu"))
     parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
     parser.add_argument("--modules", help="modules directory of --kernel")
+    parser.add_argument(
+        "--cryptodev",
+        action="store_true",
+        help="give the board /dev/crypto: build cryptodev-linux for its kernel (cached) and "
+        "load it (QEMU only)",
+    )
     parser.add_argument(
         "--exec",
         dest="exec_command",

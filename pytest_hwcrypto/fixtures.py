@@ -8,26 +8,30 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
+from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
-from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError
+from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
-from pytest_hwcrypto.run import HwcryptoRun
+from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV, HwcryptoRun
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
 from pytest_hwcrypto.vocabulary import AlgType
+
+if TYPE_CHECKING:
+    from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
@@ -243,3 +247,85 @@ class AfAlg:
 def hwcrypto_afalg(hwcrypto_options: Options) -> Iterator[AfAlg]:
     """Open AF_ALG sessions bound to an algorithm or an exact driver name."""
     yield AfAlg(hwcrypto_options.timeout)
+
+
+class Cryptodev:
+    """/dev/crypto for tests: sessions by name, or on a chosen driver.
+
+    A chosen driver is made the winner of its name (re-ranking) only while its sessions
+    are opened -- they keep their driver afterwards -- and under the run-wide re-ranking
+    lock, so xdist workers opening by name meanwhile still get the kernel's own winner.
+    """
+
+    def __init__(
+        self,
+        device: cryptodev.CryptoDevice,
+        reranker: Reranker | None,
+        no_rerank_reason: str | None,
+    ) -> None:
+        self.device = device
+        self.reranker = reranker
+        self.no_rerank_reason = no_rerank_reason or "re-ranking is not available here"
+
+    def by_name(self, algorithm: str, key: bytes = b"") -> cryptodev.Session:
+        """A session of `algorithm` on whichever driver wins it (raises CryptodevError)."""
+        with self.steady():
+            return cryptodev.open_session(self.device, algorithm, key)
+
+    def steady(self) -> AbstractContextManager[None]:
+        """No re-ranking by this run while the block runs (a winner read stays the winner)."""
+        return reranking_lock(shared=True)
+
+    def on_driver(
+        self, algorithm: str, driver: str, keys: Sequence[bytes]
+    ) -> list[cryptodev.Session | cryptodev.CryptodevError]:
+        """A session per key of `algorithm` served by `driver`, opened in one preference
+        window; skips when priorities cannot be changed here, saying how to enable it."""
+        if self.reranker is None:
+            pytest.skip(f"/dev/crypto reaches {driver} only as the winner: {self.no_rerank_reason}")
+        with reranking_lock():
+            try:
+                return cryptodev.open_many_on_driver(
+                    self.device, algorithm, keys, driver, self.reranker.prefer
+                )
+            except (RerankError, CryptoUserError, afalg.AfAlgError) as error:
+                pytest.fail(f"cannot prefer {driver} for /dev/crypto: {error}", pytrace=False)
+
+    def engine(self, timeout: float) -> CryptodevEngine:
+        """The /dev/crypto measurement engine with this run's re-ranking."""
+        from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
+
+        return CryptodevEngine(self.reranker, timeout, DEV_CRYPTO, self.no_rerank_reason)
+
+
+def cryptodev_unavailable_reason() -> str | None:
+    """Why /dev/crypto is unusable, with what the board's insmod said when it tried."""
+    reason = cryptodev.unavailable_reason(DEV_CRYPTO)
+    state = os.environ.get(CRYPTODEV_STATE_ENV)
+    if reason is not None and state:
+        reason += f" (the board says: {state})"
+    return reason
+
+
+@pytest.fixture(scope="session")
+def hwcrypto_cryptodev(hwcrypto_run: HwcryptoRun) -> Iterator[Cryptodev]:
+    """/dev/crypto (cryptodev-linux): sessions by name, or on an exact driver via re-ranking.
+
+    Skips with the reason and how to get it when /dev/crypto is missing; fails instead when
+    --hwcrypto-cryptodev says this board must have it.
+    """
+    reason = cryptodev_unavailable_reason()
+    if reason is not None:
+        if hwcrypto_run.options.cryptodev:
+            pytest.fail(f"--hwcrypto-cryptodev: {reason}", pytrace=False)
+        pytest.skip(reason)
+    try:
+        device = cryptodev.CryptoDevice(DEV_CRYPTO, hwcrypto_run.options.timeout)
+    except cryptodev.CryptodevError as error:
+        pytest.fail(str(error), pytrace=False)
+    no_rerank = rerank_unavailable_reason()
+    reranker = None if no_rerank else Reranker(run_ledger(hwcrypto_run), _instantiate, PROC_CRYPTO)
+    try:
+        yield Cryptodev(device, reranker, no_rerank)
+    finally:
+        device.close()

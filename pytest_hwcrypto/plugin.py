@@ -40,10 +40,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the shipped hardware-crypto suites against this kernel",
     )
     for setting in SETTINGS:
-        help_text = f"{setting.help} (env {setting.env}, ini {setting.ini})"
-        group.addoption(
-            setting.option, dest=setting.dest, default=None, metavar=setting.metavar, help=help_text
-        )
+        # argparse %-formats help texts: a literal "10%" must reach it as "10%%".
+        help_text = f"{setting.help} (env {setting.env}, ini {setting.ini})".replace("%", "%%")
+        if setting.flag:  # a switch: given means "true", the resolver parses that like text
+            group.addoption(
+                setting.option,
+                dest=setting.dest,
+                default=None,
+                action="store_const",
+                const="true",
+                help=help_text,
+            )
+        else:
+            group.addoption(
+                setting.option,
+                dest=setting.dest,
+                default=None,
+                metavar=setting.metavar,
+                help=help_text,
+            )
         parser.addini(setting.ini, help=setting.help, default=None)
 
 

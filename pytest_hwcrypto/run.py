@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 # Set by the guest script of a virtual board: a session inside a board never boots another.
 INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
+# Set by the QEMU board's guest script when it was asked to load cryptodev-linux: how the
+# insmod went, so a session that finds no /dev/crypto can say why.
+CRYPTODEV_STATE_ENV = "HWCRYPTO_BOARD_CRYPTODEV"
 
 
 @dataclass

@@ -116,6 +116,7 @@ class Setting:
     metavar: str = "VALUE"
     in_profile: bool = True  # can a board profile's [settings] table set it?
     board_role: BoardRole = BoardRole.PASSED
+    flag: bool = False  # on the command line a bare switch (`--hwcrypto-x`), no value
 
     @property
     def option(self) -> str:
@@ -142,6 +143,7 @@ def _setting(
     *,
     in_profile: bool = True,
     board_role: BoardRole = BoardRole.PASSED,
+    flag: bool = False,
 ) -> Any:
     """A field of Options that carries everything else `Setting` needs."""
     return dataclasses.field(
@@ -153,6 +155,7 @@ def _setting(
                 "metavar": metavar,
                 "in_profile": in_profile,
                 "board_role": board_role,
+                "flag": flag,
             }
         },
     )
@@ -252,6 +255,17 @@ class Options:
         parse_max_drop,
         "FRACTION",
         DEFAULT_MAX_DROP,
+    )
+    # Passed on into a board: the outer session builds and loads the module, the inner one
+    # then requires /dev/crypto (its fixture fails instead of skipping when it is missing),
+    # as on a lab board that must have it.
+    cryptodev: bool = _setting(
+        "/dev/crypto is required: on --hwcrypto-vm=qemu, build cryptodev-linux for the "
+        "board's kernel and load it; elsewhere, fail instead of skipping without it",
+        parse_bool,
+        "BOOL",
+        False,
+        flag=True,
     )
 
     @classmethod

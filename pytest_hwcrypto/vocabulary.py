@@ -117,6 +117,7 @@ class Suite(Word):
     THROUGHPUT = "throughput"
     CRYPTSETUP = "cryptsetup"
     OPENSSL = "openssl"
+    CRYPTODEV = "cryptodev"
 
     @property
     def marker(self) -> str:

@@ -173,6 +173,11 @@ class Board(ABC):
     def boot_argv(self, run_dir: Path, guest_script: Path) -> list[str]:
         """The host command that boots the board and runs guest_script as root inside."""
 
+    def prepare(self, run_dir: Path, stream: TextIO | None) -> None:
+        """Host-side work before boot that needs the run directory (building a module the
+        guest loads, ...); progress goes to `stream`. Nothing by default."""
+        return None
+
     @abstractmethod
     def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:
         """The whole script the guest runs: board-specific setup around command_script.
@@ -197,6 +202,7 @@ class Board(ABC):
         own_run_dir = run_dir is None
         run_dir = run_dir or new_run_dir()
         try:
+            self.prepare(run_dir, stream)
             script_path = run_dir / "guest.sh"
             script = self.guest_script(
                 guest_command_script(self.name, command, cwd, env, run_dir), run_dir, cwd

@@ -134,18 +134,33 @@ def copy_result_files(inner: InnerCommand, run_dir: Path) -> list[Path]:
     return copied
 
 
-def make_board(kind: str, kernel: str | None, modules: str | None) -> Board:
-    """The board of this kind (a BoardKind, or the same word from the command line)."""
+def make_board(
+    kind: str, kernel: str | None, modules: str | None, cryptodev: bool = False
+) -> Board:
+    """The board of this kind (a BoardKind, or the same word from the command line).
+
+    `cryptodev`: give the board /dev/crypto (cryptodev-linux, built for its kernel).
+    """
     kernel_path = Path(kernel) if kernel else None
     modules_path = Path(modules) if modules else None
     if kind == "uml":
+        if cryptodev:
+            raise BoardError(UML_CANNOT_LOAD_CRYPTODEV)
         return UmlBoard(kernel=kernel_path, modules_dir=modules_path)
     if kind == "qemu":
         # Imported here: the QEMU board pulls in more than a UML-only user needs.
         from pytest_hwcrypto.boards.qemu import QemuBoard
 
-        return QemuBoard(kernel=kernel_path, modules_dir=modules_path)
+        return QemuBoard(kernel=kernel_path, modules_dir=modules_path, cryptodev=cryptodev)
     raise BoardError(f"unknown virtual board {kind!r} (choose uml or qemu)")
+
+
+UML_CANNOT_LOAD_CRYPTODEV = (
+    "the UML board cannot have /dev/crypto: cryptodev-linux is built against Debian's "
+    "amd64 kernel headers, and a module built for that kernel does not load into the UML "
+    "kernel (another architecture, um, with no headers package to build against); use "
+    "--hwcrypto-vm=qemu (hwcrypto vm qemu --cryptodev)"
+)
 
 
 def pytest_command(args: list[str]) -> str:

@@ -7,6 +7,10 @@ AES-NI, so `aesni_intel` registers the `cpu-accel` drivers (cbc-aes-aesni, xts-a
 real broken one (virtio-crypto-rsa fails its self-test: the builtin backend has no RSA raw
 padding).
 
+With `cryptodev=True` the board also has a real /dev/crypto: cryptodev-linux is built on
+the host for the kernel the board boots (boards/kmod_build.py, cached) and insmod'ed in
+the guest before the command runs.
+
 The board is booted with virtme-ng (`vng`, PyPI virtme-ng) on the host's root filesystem
 over 9p, read-only; vng puts RAM-backed overlays on /etc, /usr, /var, /home, /tmp ... so
 the guest can write there without touching the host, and exports the run directory
@@ -28,6 +32,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from pytest_hwcrypto.boards.base import (
     CRYPTO_TEST_MODULES,
@@ -36,6 +41,7 @@ from pytest_hwcrypto.boards.base import (
     host_dirs_to_keep,
 )
 from pytest_hwcrypto.boards.helpers import find_program, path_with_environment
+from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV
 
 DEBIAN_KERNEL_DIR = Path("/boot")
 DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
@@ -85,6 +91,11 @@ GUEST_MODULES = (
     "poly1305_x86_64",
     *CRYPTO_TEST_MODULES,
 )
+
+# The cryptodev-linux module in the run directory: the guest loads it from there because
+# the cache it was built into may sit under /tmp or $HOME overlays the guest does not see
+# as the host does, while the run directory is the one host directory it always sees.
+CRYPTODEV_MODULE = "cryptodev.ko"
 
 # A 182-byte boot sector that does what a Linux kernel does first: real mode -> 32-bit
 # protected mode -> PAE paging + EFER.LME -> 64-bit long mode, then writes 0x2a to QEMU's
@@ -269,7 +280,8 @@ class QemuBoard(Board):
 
     kernel: a bzImage (default: the newest /boot/vmlinuz-*-amd64 with modules installed);
     modules_dir: its .../lib/modules/<release> when not under /lib/modules; environ: where
-    HWCRYPTO_KVM is read (default os.environ).
+    HWCRYPTO_KVM is read (default os.environ); cryptodev: build cryptodev-linux for the
+    kernel and load it in the guest, so the board has /dev/crypto.
     """
 
     name = "qemu"
@@ -281,8 +293,10 @@ class QemuBoard(Board):
         memory: str = "2G",
         cpus: int = 2,
         environ: Mapping[str, str] | None = None,
+        cryptodev: bool = False,
     ) -> None:
         self._kernel = kernel
+        self.cryptodev = cryptodev
         self._modules_dir = modules_dir
         self.memory = memory
         self.cpus = cpus
@@ -439,6 +453,22 @@ class QemuBoard(Board):
                 link.symlink_to(target.resolve())
         return image_link
 
+    def prepare(self, run_dir: Path, stream: TextIO | None) -> None:
+        """With cryptodev: build cryptodev-linux for this kernel (or take the cached build)
+        and put it in the run directory, where the guest loads it from."""
+        if not self.cryptodev:
+            return
+        # Imported here: only a board with /dev/crypto needs the build path.
+        from pytest_hwcrypto.boards import kmod_build
+
+        def progress(line: str) -> None:
+            if stream is not None:
+                stream.write(f"hwcrypto: {line}\n")
+                stream.flush()
+
+        built = kmod_build.build_module(kmod_build.CRYPTODEV, self.release(), progress)
+        shutil.copyfile(built, run_dir / CRYPTODEV_MODULE)
+
     def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:
         # No halt at the end: vng's init powers the guest off when the script returns.
         return "#!/bin/sh\n" + self._setup_script(run_dir, cwd) + command_script
@@ -449,7 +479,27 @@ class QemuBoard(Board):
             + self._scratch_setup(run_dir, cwd)
             + self._modules_setup()
             + _MODULES_AND_UDEV_SETUP
+            + self._cryptodev_setup(run_dir)
         )
+
+    def _cryptodev_setup(self, run_dir: Path) -> str:
+        """insmod the module `prepare` put in the run directory; say how that went.
+
+        The outcome goes into the command's environment, so a session inside that needs
+        /dev/crypto can say why it is missing (insmod's own words) instead of just that.
+        """
+        if not self.cryptodev:
+            return ""
+        module = shlex.quote(str(run_dir / CRYPTODEV_MODULE))
+        release = shlex.quote(self.release())
+        return f"""
+if insmod_said=$(insmod {module} 2>&1); then
+    export {CRYPTODEV_STATE_ENV}="cryptodev.ko for "{release}" loaded"
+else
+    export {CRYPTODEV_STATE_ENV}="insmod cryptodev.ko failed: $insmod_said"
+    echo "hwcrypto board: ${CRYPTODEV_STATE_ENV}"
+fi
+"""
 
     def _scratch_setup(self, run_dir: Path, cwd: Path) -> str:
         """A fresh tmpfs on /tmp, with the run directory (and custom modules) kept visible.

@@ -44,7 +44,7 @@ def run_pytest_session_in_board(
 ) -> int:
     """Boot the board, run this pytest command inside it, return the inner exit code."""
     try:
-        board = make_board(kind, run.options.kernel, run.options.modules)
+        board = make_board(kind, run.options.kernel, run.options.modules, run.options.cryptodev)
         board.check_prerequisites()
     except BoardError as error:
         stream.write(f"ERROR: hwcrypto: {error}\n")
@@ -58,7 +58,11 @@ def run_pytest_session_in_board(
             color=stream.isatty(),
         )
         copy_input_files(inner, run_dir)
-        result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, run, stream)
+        try:
+            result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, run, stream)
+        except BoardError as error:  # host-side preparation failed (building a module)
+            stream.write(f"ERROR: hwcrypto: {error}\n")
+            return EXIT_BOARD_UNAVAILABLE
         copy_result_files(inner, run_dir)
         json_path = inner.result_files.get(RESULTS_JSON)
         if json_path is not None and json_path.exists():

@@ -16,6 +16,7 @@ name once (AF_ALG does that; fixtures.py wires it).
 from __future__ import annotations
 
 import errno
+import fcntl
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Any
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.inventory import can_win, type_family
 from pytest_hwcrypto.kernel.procfs import CryptoAlg, read_proc_crypto
-from pytest_hwcrypto.ledger import Entry, Ledger
+from pytest_hwcrypto.ledger import Entry, Ledger, state_dir
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO
 
 LEDGER_KIND = "priority"
@@ -153,3 +154,31 @@ def restore_priority(undo: Mapping[str, Any]) -> str:
             return f"{driver}: no longer registered, nothing to restore"
         raise
     return f"restored the priority of {driver} to {priority}"
+
+
+LOCK_NAME = "rerank.lock"
+
+
+@contextmanager
+def reranking_lock(directory: Path | None = None, *, shared: bool = False) -> Iterator[None]:
+    """Across processes (pytest-xdist workers): nobody re-ranks while this is held.
+
+    A by-name user that must get the current winner takes it shared; a holder of a
+    preference takes it exclusive for as long as it relies on the preference. Exclusive is
+    not re-entrant within a process: take it once around a whole block. Where the state
+    directory cannot be written (not root), this process cannot re-rank either, and the
+    block runs unlocked.
+    """
+    folder = directory or state_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle = open(folder / LOCK_NAME, "a")  # noqa: SIM115 - held across the yield
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

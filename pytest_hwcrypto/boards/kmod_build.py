@@ -1,0 +1,283 @@
+"""The one build path for out-of-tree kernel modules a board loads (cryptodev-linux first).
+
+A module is built on the host, before boot, for exactly the kernel the board boots: its
+`linux-headers-<release>` (installed with apt-get when missing and we are root), the
+unmodified source from the third-party directory unpacked into a temporary directory,
+`make` run there, and the `.ko` checked (its vermagic must name the release) and kept in
+the user's cache directory, keyed by kernel release and source hash, so the next board of
+the same kernel starts without building. Each step prints one progress line.
+
+Where the sources are: `$HWCRYPTO_THIRD_PARTY`, else `<repository>/../shared/third_party/`
+beside a source checkout. They are third-party code (cryptodev-linux is GPL-2.0): never
+copied into this project, and neither is a built module.
+
+A built module is unsigned and tied to its kernel's ABI: another release needs another
+build, which the cache key takes care of.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest_hwcrypto
+from pytest_hwcrypto.boards.base import BoardError
+from pytest_hwcrypto.boards.helpers import cache_dir
+
+THIRD_PARTY_ENV = "HWCRYPTO_THIRD_PARTY"
+HEADERS_ROOT = Path("/usr/src")
+MAKE_TIMEOUT_SECONDS = 600.0
+APT_TIMEOUT_SECONDS = 600.0
+# Another apt-get (a concurrent setup, unattended-upgrades) may hold dpkg's lock a while.
+APT_LOCK_WAIT_SECONDS = 120
+OUTPUT_TAIL_LINES = 15
+
+Progress = Callable[[str], None]
+Runner = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+class KmodBuildError(BoardError):
+    """A module could not be built for the board's kernel; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ModuleSource:
+    """An out-of-tree module: where its source is, what its build makes, how to make it.
+
+    `pattern` is a glob in the third-party directory (a tarball or a source directory);
+    `make_args` may use {kernel_dir} (the headers) and {source_dir} (the unpacked tree).
+    """
+
+    name: str
+    pattern: str
+    module: str  # the file the build produces, relative to the source tree
+    make_args: tuple[str, ...] = ("KERNEL_DIR={kernel_dir}",)
+
+
+# cryptodev-linux's Makefile takes the kernel build directory as KERNEL_DIR.
+CRYPTODEV = ModuleSource("cryptodev", "cryptodev-linux-*.tar.gz", "cryptodev.ko")
+
+
+def third_party_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """$HWCRYPTO_THIRD_PARTY, else ../shared/third_party beside this source checkout."""
+    env = os.environ if environ is None else environ
+    if env.get(THIRD_PARTY_ENV):
+        return Path(env[THIRD_PARTY_ENV])
+    repository = Path(pytest_hwcrypto.__file__).resolve().parent.parent
+    return repository.parent / "shared" / "third_party"
+
+
+def find_source(spec: ModuleSource, directory: Path) -> Path:
+    found = sorted(directory.glob(spec.pattern))
+    if not found:
+        raise KmodBuildError(
+            f"building {spec.name} needs its source {spec.pattern} in {directory}, which has "
+            f"none: set {THIRD_PARTY_ENV} to the directory that holds it"
+        )
+    if len(found) > 1:
+        names = ", ".join(path.name for path in found)
+        raise KmodBuildError(
+            f"{directory} holds several {spec.pattern} ({names}): keep one, or point "
+            f"{THIRD_PARTY_ENV} at a directory with exactly one"
+        )
+    return found[0]
+
+
+def source_digest(path: Path) -> str:
+    """sha256 of a tarball, or of a source directory's file names and contents."""
+    digest = hashlib.sha256()
+    if path.is_file():
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(path)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def headers_package(release: str) -> str:
+    return f"linux-headers-{release}"
+
+
+def cached_module(spec: ModuleSource, release: str, digest: str, cache: Path) -> Path:
+    """Where the build of `spec` for `release` from source `digest` is kept."""
+    return cache / "kmod" / f"{spec.name}-{release}-{digest[:16]}" / Path(spec.module).name
+
+
+def vermagic(module: bytes) -> str | None:
+    """The `vermagic=` string of a .ko's .modinfo ("6.1.0-57-amd64 SMP preempt mod_unload")."""
+    marker = module.find(b"vermagic=")
+    if marker < 0:
+        return None
+    end = module.find(b"\0", marker)
+    return module[marker + len("vermagic=") : end if end >= 0 else None].decode("ascii", "replace")
+
+
+def tail(text: str, lines: int = OUTPUT_TAIL_LINES) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+@dataclass
+class KmodBuilder:
+    """Builds (or finds in the cache) one module for one kernel release."""
+
+    spec: ModuleSource
+    release: str
+    progress: Progress
+    environ: Mapping[str, str] | None = None
+    cache: Path | None = None
+    runner: Runner = subprocess.run
+    euid: int | None = None
+    headers_root: Path = HEADERS_ROOT
+
+    def _say(self, what: str) -> None:
+        self.progress(f"{self.spec.name} for {self.release}: {what}")
+
+    def build(self) -> Path:
+        """The cached .ko for this release, built first when there is none."""
+        source = find_source(self.spec, third_party_dir(self.environ))
+        digest = source_digest(source)
+        target = cached_module(self.spec, self.release, digest, self.cache or cache_dir())
+        if target.is_file():
+            self._say(f"cached build {target} (source {source.name}, sha256 {digest[:12]})")
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(target.parent.parent / ".lock"):
+            if target.is_file():  # built by a concurrent board meanwhile
+                self._say(f"cached build {target}, made by another run meanwhile")
+                return target
+            kernel_dir = self.ensure_headers()
+            with tempfile.TemporaryDirectory(prefix=f"hwcrypto-kmod-{self.spec.name}-") as work:
+                tree = self.unpack(source, digest, Path(work))
+                built = self.make(tree, kernel_dir)
+                _install(built, target)
+        self._say(f"cached as {target}")
+        return target
+
+    def ensure_headers(self) -> Path:
+        """The kernel build directory of the release, installing its headers if needed."""
+        kernel_dir = self.headers_root / headers_package(self.release)
+        package = headers_package(self.release)
+        if (kernel_dir / "Makefile").is_file():
+            self._say(f"headers in {kernel_dir}")
+            return kernel_dir
+        euid = os.geteuid() if self.euid is None else self.euid
+        if euid != 0:
+            raise KmodBuildError(
+                f"building {self.spec.name} for {self.release} needs {package}, which is not "
+                f"installed, and only root can install it: sudo apt-get install {package}"
+            )
+        if shutil.which("apt-get") is None:
+            raise KmodBuildError(
+                f"building {self.spec.name} needs the headers of {self.release} in "
+                f"{kernel_dir} ({package} on Debian), and there is no apt-get here"
+            )
+        self._say(f"installing {package} (apt-get)")
+        began = time.monotonic()
+        done = self._apt(["install", "-y", "-q", "--no-install-recommends", package])
+        if done.returncode != 0:
+            # An old package list may not know the package yet.
+            self._apt(["update", "-q"])
+            done = self._apt(["install", "-y", "-q", "--no-install-recommends", package])
+        if done.returncode != 0 or not (kernel_dir / "Makefile").is_file():
+            raise KmodBuildError(
+                f"apt-get install {package} failed (a kernel Debian does not package has no "
+                f"headers there):\n{tail(done.stdout + done.stderr)}"
+            )
+        self._say(f"installed {package} in {time.monotonic() - began:.1f} s")
+        return kernel_dir
+
+    def _apt(self, args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        argv = ["apt-get", "-o", f"DPkg::Lock::Timeout={APT_LOCK_WAIT_SECONDS}", *args]
+        environ = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        return self._run(argv, env=environ, timeout=APT_TIMEOUT_SECONDS)
+
+    def _run(self, argv: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        try:
+            return self.runner(argv, capture_output=True, text=True, check=False, **options)
+        except FileNotFoundError:
+            raise KmodBuildError(
+                f"building {self.spec.name} needs {argv[0]}: apt-get install {argv[0]}"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise KmodBuildError(f"{' '.join(argv)} did not finish in time") from None
+
+    def unpack(self, source: Path, digest: str, work: Path) -> Path:
+        """The source tree in `work`: the tarball extracted (safely), or the directory copied."""
+        self._say(f"unpacking {source.name} (sha256 {digest[:12]})")
+        if source.is_dir():
+            tree = work / source.name
+            shutil.copytree(source, tree)
+            return tree
+        with tarfile.open(source) as archive:
+            _extract(archive, work)
+        entries = [entry for entry in work.iterdir() if entry.is_dir()]
+        return entries[0] if len(entries) == 1 and not (work / "Makefile").exists() else work
+
+    def make(self, tree: Path, kernel_dir: Path) -> Path:
+        values = {"kernel_dir": str(kernel_dir), "source_dir": str(tree)}
+        args = [arg.format(**values) for arg in self.spec.make_args]
+        jobs = str(os.cpu_count() or 1)
+        self._say(f"building: make {' '.join(args)}")
+        began = time.monotonic()
+        done = self._run(["make", "-j", jobs, *args], cwd=tree, timeout=MAKE_TIMEOUT_SECONDS)
+        built = tree / self.spec.module
+        if done.returncode != 0 or not built.is_file():
+            raise KmodBuildError(
+                f"building {self.spec.name} for {self.release} failed (make exit "
+                f"{done.returncode}):\n{tail(done.stdout + done.stderr)}"
+            )
+        magic = vermagic(built.read_bytes())
+        if magic is None or magic.split()[0] != self.release:
+            raise KmodBuildError(
+                f"{built.name} was built for {magic or 'an unknown kernel'}, not "
+                f"{self.release}: {kernel_dir} holds another kernel's headers"
+            )
+        self._say(f"built {built.name} in {time.monotonic() - began:.1f} s")
+        return built
+
+
+def build_module(spec: ModuleSource, release: str, progress: Progress, **options: Any) -> Path:
+    """The module `spec` built for kernel `release` (cached); KmodBuildError says why not."""
+    return KmodBuilder(spec, release, progress, **options).build()
+
+
+def _extract(archive: tarfile.TarFile, work: Path) -> None:
+    """Extract refusing members that would land outside `work` (absolute, .., odd links)."""
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(work, filter="data")
+        return
+    root = work.resolve()  # pragma: no cover - Pythons without extraction filters
+    for member in archive.getmembers():
+        where = (root / member.name).resolve()
+        if root not in (where, *where.parents) or member.isdev() or member.issym():
+            raise KmodBuildError(f"refusing to unpack {member.name}: it points outside")
+    archive.extractall(work)
+
+
+def _install(built: Path, target: Path) -> None:
+    """Copy into the cache atomically: a concurrent reader sees no file or a whole one."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    shutil.copyfile(built, partial)
+    os.replace(partial, target)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One build per cache at a time: a second board waits, then finds the first's build."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
