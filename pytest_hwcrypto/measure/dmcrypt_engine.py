@@ -68,15 +68,29 @@ class DmcryptEngine:
             device = loop.attach(self.maker.ledger, naming.next_name(), self.size,
                                  self.maker.directory)  # fmt: skip
             evidence = Evidence(BARE, f"the bare loop device {device.device}, no cipher")
-            return DmcryptBound(device.device, evidence, timing, self.size, self.maker, device)
+            return self._bound(device.device, evidence, timing, device)
         try:
             volume = self.maker.open(target.driver, target.key_bits or 256, SECTOR_SIZE, self.size)
         except dmcrypt.DriverRefused as error:
             raise EngineError(str(error), masked=True) from None
         except BlockError as error:
             raise EngineError(str(error)) from None
-        evidence = Evidence(volume.driver, volume.evidence)
-        return DmcryptBound(volume.path, evidence, timing, self.size, self.maker, volume)
+        return self._bound(volume.path, Evidence(volume.driver, volume.evidence), timing, volume)
+
+    def _bound(
+        self, path: str, evidence: Evidence, timing: Timing, held: Volume | loop.LoopDevice
+    ) -> DmcryptBound:
+        try:
+            return DmcryptBound(path, evidence, timing, self.size, self.maker, held)
+        except OSError as error:
+            # Not opened: nothing will close what was made for it, so remove it here.
+            if isinstance(held, Volume):
+                self.maker.close(held)
+            else:
+                loop.detach(self.maker.ledger, held)
+            raise EngineError(
+                f"{evidence.driver}: cannot open {path} with O_DIRECT: {error}"
+            ) from None
 
 
 class DmcryptBound:
