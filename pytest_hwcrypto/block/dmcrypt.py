@@ -147,14 +147,17 @@ def _forget(ledger: Ledger, name: str, uuid: str) -> None:
 
 
 def uuid_of(name: str) -> str | None:
-    """The UUID of dm device `name`, or None when there is no such device."""
-    try:
-        out = run(["dmsetup", "info", "-c", "--noheadings", "-o", "uuid", name])
-    except BlockError as error:
-        if "not exist" in str(error) or "No such device" in str(error):
-            return None
-        raise
-    return out.strip()
+    """The UUID of dm device `name` ("" without one), or None when there is no such device.
+
+    Read from the listing of every device: asking about one absent device fails with
+    "Command failed", which says nothing a caller could tell from a real failure.
+    """
+    out = run(["dmsetup", "info", "-c", "--noheadings", "-o", "name,uuid", "--separator", " "])
+    for line in out.splitlines():
+        fields = line.split()
+        if fields and fields[0] == name:
+            return fields[1] if len(fields) > 1 else ""
+    return None
 
 
 def undo_dm(undo: Mapping[str, Any]) -> str:

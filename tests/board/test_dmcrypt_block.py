@@ -190,3 +190,23 @@ def test_after_kill_9_the_next_run_removes_it_at_start(
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*swept a killed run's leftovers: removed dm device*"])
     _assert_swept(run_id, backing, decoys)
+
+
+def test_a_driver_dmcrypt_cannot_allocate_is_one_clear_error_and_leaves_nothing(
+    block: Path,
+) -> None:
+    maker = VolumeMaker(Ledger(block))
+    with pytest.raises(tools.BlockError, match=r"dm-crypt refused capi:cbc\(no-such-aes\)"):
+        maker.open("cbc(no-such-aes)", 128)
+    assert "key withheld" in _last_refusal(maker)
+    assert Ledger(block).entries() == []
+    assert not list(backing_dir().glob("*.img"))
+    assert "hwcrypto-" not in tools.run(["dmsetup", "ls"])
+
+
+def _last_refusal(maker: VolumeMaker) -> str:
+    try:
+        maker.open("cbc(no-such-aes)", 128)
+    except tools.BlockError as error:
+        return str(error)
+    raise AssertionError("opened a volume on a driver that does not exist")
