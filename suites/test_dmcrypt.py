@@ -81,6 +81,13 @@ def block_ready() -> None:
     subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may write less than asked (a block device in pieces): keep going."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _drop_caches() -> None:
     os.sync()
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
@@ -103,12 +110,12 @@ def test_integrity(disk_target: Target, hwcrypto_run: HwcryptoRun) -> None:
         pytest.fail(str(error), pytrace=False)
     try:
         with open(volume.path, "r+b", buffering=0) as disk:
-            disk.write(pattern)
+            _write_all(disk.fileno(), pattern)
             os.fsync(disk.fileno())
         _drop_caches()
         maker.reopen(volume)
-        with open(volume.path, "rb", buffering=0) as disk:
-            back = disk.read(INTEGRITY_BYTES)
+        with open(volume.path, "rb") as disk:
+            back = disk.read(INTEGRITY_BYTES)  # buffered read: loops over short reads
         wanted, got = hashlib.sha256(pattern).hexdigest(), hashlib.sha256(back).hexdigest()
         assert got == wanted, f"{volume.driver}: read back {got[:16]}…, wrote {wanted[:16]}…"
         raw = volume.loop.backing.read_bytes()

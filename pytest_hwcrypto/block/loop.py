@@ -56,12 +56,12 @@ def attach(ledger: Ledger, name: str, size: int, directory: Path | None = None) 
         with open(backing, "xb") as handle:
             handle.truncate(size)
         device = run(["losetup", "--find", "--show", str(backing)]).strip()
+        if not device.startswith("/dev/loop"):
+            raise BlockError(f"losetup --find --show printed {device!r}, not a loop device")
     except (OSError, BlockError) as error:
         undo_loop({"backing": str(backing)})
         ledger.strike(LEDGER_KIND, str(backing))
         raise BlockError(f"cannot attach a loop device to {backing}: {error}") from None
-    if not device.startswith("/dev/loop"):
-        raise BlockError(f"losetup --find --show {backing} printed {device!r}, not a loop device")
     return LoopDevice(device, backing, size)
 
 
