@@ -89,9 +89,14 @@ class VolumeMaker:
 
     def _crypt(self, volume: Volume, spec: CryptSpec, sector_size: int) -> dmcrypt.CryptDevice:
         return dmcrypt.create(
-            self.ledger, f"{volume.name}-crypt", volume.loop, spec, volume.key, sector_size,
+            self.ledger,
+            f"{volume.name}-crypt",
+            volume.loop,
+            spec,
+            volume.key,
+            sector_size,
             self.proc_crypto,
-        )  # fmt: skip
+        )
 
     def reopen(self, volume: Volume) -> Volume:
         """Close the dm device and open it again on the same loop device with the same key."""

@@ -18,6 +18,7 @@ import mmap
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pytest_hwcrypto.block import dmcrypt, loop, naming
 from pytest_hwcrypto.block.tools import BlockError
@@ -40,17 +41,18 @@ def dmcrypt_targets(inventory: Sequence[InventoryEntry]) -> list[Target]:
     """Every driver of the disk ciphers (template instances too), and the bare device."""
     found = [t for t in discover_targets(inventory) if t.algorithm in KEY_BITS]
     by_driver = {(t.algorithm, t.driver): t for t in found}
+    # dm-crypt's key is the whole table key, and I/O must fill whole 4096-byte sectors.
     targets = [
-        Target(t.algorithm, t.driver, AlgType.SKCIPHER, KEY_BITS[t.algorithm], t.rank,
-               t.driver_class, t.registered, SECTOR_SIZE)
+        replace(t, key_bits=KEY_BITS[t.algorithm], block_multiple=SECTOR_SIZE)
         for t in sorted(by_driver.values(), key=lambda t: (t.algorithm, t.driver))
-    ]  # fmt: skip
+    ]
     return [*targets, bare_target()]
 
 
 def bare_target() -> Target:
-    return Target(BARE_ALGORITHM, BARE, AlgType.SKCIPHER, None, RANK_CIPHER_MODES, None,
-                  True, SECTOR_SIZE)  # fmt: skip
+    return Target(
+        BARE_ALGORITHM, BARE, AlgType.SKCIPHER, None, RANK_CIPHER_MODES, None, True, SECTOR_SIZE
+    )
 
 
 class DmcryptEngine:
@@ -65,8 +67,9 @@ class DmcryptEngine:
 
     def open(self, target: Target, timing: Timing) -> DmcryptBound:
         if target.driver == BARE:
-            device = loop.attach(self.maker.ledger, naming.next_name(), self.size,
-                                 self.maker.directory)  # fmt: skip
+            device = loop.attach(
+                self.maker.ledger, naming.next_name(), self.size, self.maker.directory
+            )
             evidence = Evidence(BARE, f"the bare loop device {device.device}, no cipher")
             return self._bound(device.device, evidence, timing, device)
         try:
