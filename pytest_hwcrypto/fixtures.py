@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_hwcrypto.block import tools as block_tools
+from pytest_hwcrypto.block.volume import DEFAULT_SIZE, Volume, VolumeMaker
 from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
@@ -329,3 +331,33 @@ def hwcrypto_cryptodev(hwcrypto_run: HwcryptoRun) -> Iterator[Cryptodev]:
         yield Cryptodev(device, reranker, no_rerank)
     finally:
         device.close()
+
+
+MakeVolume = Callable[..., Volume]
+
+
+@pytest.fixture
+def hwcrypto_dmcrypt_volume(hwcrypto_run: HwcryptoRun) -> Iterator[MakeVolume]:
+    """`hwcrypto_dmcrypt_volume(driver=..., key_bits=..., sector_size=..., size=...)`: a
+    dm-crypt volume on its own loop device, pinned to exactly `driver` and proven to run it
+    (`.path`, `.driver`, `.evidence`). Removed at teardown, also when the test fails; a
+    killed run's volumes are removed by the next run's start or `hwcrypto sweep`.
+    """
+    reason = block_tools.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    # crypto_user tells which drivers dm-crypt refuses (block/dmcrypt.py); without it the
+    # refusal is still caught, only worded by dm-crypt's ENOENT.
+    subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
+    maker = VolumeMaker(run_ledger(hwcrypto_run))
+    with ExitStack() as stack:
+
+        def make(
+            driver: str, key_bits: int = 256, sector_size: int = 512, size: int = DEFAULT_SIZE
+        ) -> Volume:
+            try:
+                return stack.enter_context(maker.volume(driver, key_bits, sector_size, size))
+            except block_tools.BlockError as error:
+                pytest.fail(f"cannot open a dm-crypt volume on {driver}: {error}", pytrace=False)
+
+        yield make

@@ -149,7 +149,9 @@ def sweep(undo: Mapping[str, Undo], directory: Path | None = None) -> list[str]:
             done.append(f"discarded {path.name}: not from this boot, nothing left to undo")
             continue
         left = []
-        for entry in _read(path):
+        # Newest first, as a journal is undone: a dm volume goes before the loop device
+        # it sits on, and that before its backing file.
+        for entry in reversed(_read(path)):
             handler = undo.get(entry.kind)
             if handler is None:
                 left.append(entry)
@@ -160,6 +162,6 @@ def sweep(undo: Mapping[str, Undo], directory: Path | None = None) -> list[str]:
             except OSError as error:
                 left.append(entry)
                 done.append(f"could not undo {entry.kind} {entry.key}: {error}")
-        # What could not be undone stays on record for the next sweep.
-        _write_file(path, _header(path) or {}, left)
+        # What could not be undone stays on record for the next sweep, in its order.
+        _write_file(path, _header(path) or {}, left[::-1])
     return done

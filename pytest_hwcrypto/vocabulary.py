@@ -98,6 +98,8 @@ class FindingKind(Word):
     LEGACY_BYPASSES_ENGINE = "legacy-bypasses-engine"
     CPU_TIME_NOT_ELAPSED = "cpu-time-not-elapsed"
     STORAGE_BOUND = "storage-bound"
+    # A hardware driver dm-crypt will not allocate (e.g. it carries CRYPTO_ALG_ALLOCATES_MEMORY).
+    DMCRYPT_REFUSES_DRIVER = "dmcrypt-refuses-driver"
 
 
 class RuleType(Word):
@@ -118,6 +120,7 @@ class Suite(Word):
     CRYPTSETUP = "cryptsetup"
     OPENSSL = "openssl"
     CRYPTODEV = "cryptodev"
+    DMCRYPT = "dmcrypt"
 
     @property
     def marker(self) -> str:

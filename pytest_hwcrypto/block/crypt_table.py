@@ -1,0 +1,69 @@
+"""dm-crypt tables (pure): the line that pins a volume to one driver, and reading it back.
+
+`capi:<driver>-<ivmode>` makes dm-crypt allocate exactly that kernel driver (it splits the
+IV mode off at the last '-'), e.g. `capi:xts(ecb(aes-generic))-plain64` or
+`capi:cbc-aes-aesni-plain64`. The table is
+
+    0 <length in 512-byte sectors> crypt <cipher> <hex key> <iv offset> <device> <offset>
+      [1 sector_size:<bytes>]
+
+and `dmsetup table` prints it back with the key replaced by zeros (without --showkeys),
+which is how a volume is checked to run the cipher it was asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_hwcrypto.block.tools import BlockError
+
+SECTOR = 512
+SECTOR_SIZES = (512, 4096)
+IV_MODES = ("plain64", "plain", "essiv:sha256")
+
+
+@dataclass(frozen=True)
+class CryptSpec:
+    """One exact driver and IV mode, as dm-crypt's cipher field names it."""
+
+    driver: str  # e.g. xts(ecb(aes-generic)), cbc-aes-aesni
+    iv_mode: str = "plain64"
+
+    @property
+    def cipher(self) -> str:
+        return f"capi:{self.driver}-{self.iv_mode}"
+
+
+@dataclass(frozen=True)
+class TableLine:
+    cipher: str
+    device: str  # as dm prints it: MAJ:MIN
+    sector_size: int
+
+
+def table_line(spec: CryptSpec, key: bytes, device: str, size: int, sector_size: int) -> bytes:
+    """The table for a volume over all of `device` (`size` bytes), as bytes for stdin."""
+    if sector_size not in SECTOR_SIZES:
+        raise BlockError(f"sector size {sector_size} is not one of {SECTOR_SIZES}")
+    if spec.iv_mode not in IV_MODES:
+        raise BlockError(f"IV mode {spec.iv_mode!r} is not one of {', '.join(IV_MODES)}")
+    if size <= 0 or size % sector_size:
+        raise BlockError(f"volume size {size} is not a multiple of the sector size {sector_size}")
+    if not key:
+        raise BlockError("a dm-crypt volume needs a key")
+    options = f" 1 sector_size:{sector_size}" if sector_size != SECTOR else ""
+    line = f"0 {size // SECTOR} crypt {spec.cipher} {key.hex()} 0 {device} 0{options}\n"
+    return line.encode()
+
+
+def parse_table(text: str) -> TableLine:
+    """What `dmsetup table NAME` says of a one-target crypt volume."""
+    fields = text.split()
+    if len(fields) < 8 or fields[2] != "crypt":
+        raise BlockError(f"not a dm-crypt table: {' '.join(fields[:3]) or 'empty'}")
+    sector_size = SECTOR
+    for option in fields[8:]:
+        if option.startswith("sector_size:"):
+            sector_size = int(option.split(":", 1)[1])
+    # fields[4] is the key, zeros unless --showkeys: it is never kept.
+    return TableLine(cipher=fields[3], device=fields[6], sector_size=sector_size)

@@ -1,0 +1,225 @@
+"""The dmcrypt suite: dm-crypt volumes pinned to each kernel driver of xts(aes) and
+cbc(aes), checked for integrity and measured, beside the bare device under them.
+
+* integrity, one volume per driver: a seeded pattern written, caches dropped, read back
+  through a fresh open (the dm device closed and opened again with the same key) and the
+  digests compared; the raw loop contents differ from the plaintext and decrypt with pyca
+  `cryptography` to it (the plain on-disk format is what dm-crypt says it is);
+* throughput per driver: O_DIRECT sequential writes (encrypt) and reads (decrypt) through
+  measure/dmcrypt_engine.py, and the same I/O on a bare loop device in the same boot:
+  `storage-bound` when a volume runs within noise of the bare device; `hw-loses-to-sw`,
+  `crossover` (the HW/SW ratio per I/O size) and `winner-not-fastest` as for AF_ALG;
+* `dmcrypt-refuses-driver` for every hardware driver of these names that dm-crypt will not
+  allocate (CRYPTO_ALG_ALLOCATES_MEMORY, read through crypto_user).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.block import dmcrypt, tools
+from pytest_hwcrypto.block.plain_format import decrypt_plain
+from pytest_hwcrypto.block.volume import VolumeMaker
+from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.measure.dmcrypt_engine import (
+    BARE,
+    KEY_BITS,
+    SECTOR_SIZE,
+    DmcryptEngine,
+    dmcrypt_targets,
+)
+from pytest_hwcrypto.measure.plan import Plan, cells_for
+from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
+from pytest_hwcrypto.measure.targets import Target
+from pytest_hwcrypto.model.results import Finding, Measurement, inventory_items
+from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.run import HwcryptoRun, run_of
+from pytest_hwcrypto.verdict.rules import (
+    crossover_findings,
+    hw_loses_to_sw_findings,
+    winner_not_fastest_findings,
+)
+from pytest_hwcrypto.verdict.storage_bound import storage_bound_findings
+from pytest_hwcrypto.vocabulary import HARDWARE_CLASSES, MIB, AlgType, FindingKind, Op
+
+pytestmark = pytest.mark.hwcrypto_dmcrypt
+
+INTEGRITY_BYTES = 16 * MIB
+# Multiples of the 4096-byte encryption sector: a page, a large request, a stripe.
+BLOCK_SIZES = (4096, 65536, 1048576)
+SAMPLES = 5
+DEFAULT_SEED = 13  # without --hwcrypto-seed the pattern is still reproducible
+
+
+def _disk_targets(config: pytest.Config) -> list[Target]:
+    inventory = fixtures.inventory(run_of(config))
+    return [t for t in dmcrypt_targets(inventory) if t.driver != BARE]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "disk_target" in metafunc.fixturenames:
+        targets = _disk_targets(metafunc.config)
+        metafunc.parametrize(
+            "disk_target", targets, ids=[f"{t.algorithm}:{t.driver}" for t in targets]
+        )
+
+
+@pytest.fixture(scope="module")
+def block_ready() -> None:
+    reason = tools.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may write less than asked (a block device in pieces): keep going."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _drop_caches() -> None:
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+@pytest.mark.usefixtures("block_ready")
+def test_integrity(disk_target: Target, hwcrypto_run: HwcryptoRun) -> None:
+    """What was written reads back through a fresh open, and the disk holds ciphertext
+    that pyca decrypts to it."""
+    refused = dmcrypt.refusal(disk_target.driver)
+    if refused:
+        pytest.skip(f"dm-crypt refuses it (reported as dmcrypt-refuses-driver): {refused}")
+    seed = hwcrypto_run.options.seed if hwcrypto_run.options.seed is not None else DEFAULT_SEED
+    pattern = random.Random(f"{seed}:{disk_target.driver}").randbytes(INTEGRITY_BYTES)
+    maker = VolumeMaker(fixtures.run_ledger(hwcrypto_run))
+    bits = KEY_BITS[disk_target.algorithm]
+    try:
+        volume = maker.open(disk_target.driver, bits, SECTOR_SIZE, INTEGRITY_BYTES)
+    except tools.BlockError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        with open(volume.path, "r+b", buffering=0) as disk:
+            _write_all(disk.fileno(), pattern)
+            os.fsync(disk.fileno())
+        _drop_caches()
+        maker.reopen(volume)
+        with open(volume.path, "rb") as disk:
+            back = disk.read(INTEGRITY_BYTES)  # buffered read: loops over short reads
+        wanted, got = hashlib.sha256(pattern).hexdigest(), hashlib.sha256(back).hexdigest()
+        assert got == wanted, f"{volume.driver}: read back {got[:16]}…, wrote {wanted[:16]}…"
+        raw = volume.loop.backing.read_bytes()
+        assert raw != pattern, f"{volume.driver}: the loop device holds the plaintext"
+        plain = decrypt_plain(disk_target.algorithm, volume.key, raw, SECTOR_SIZE)
+        assert plain == pattern, (
+            f"{volume.driver}: the raw sectors are not {disk_target.algorithm} plain64 "
+            "ciphertext of what was written"
+        )
+    finally:
+        maker.close(volume)
+
+
+@dataclass
+class DmcryptRun:
+    run: ThroughputRun
+    findings: list[Finding]
+
+
+def dmcrypt_plan(targets: Sequence[Target], budget: float) -> Plan:
+    cells = tuple(cells_for(targets, BLOCK_SIZES, {AlgType.SKCIPHER: (Op.ENCRYPT, Op.DECRYPT)}))
+    warm_up = 0.1
+    sample = min(1.0, max(0.2, budget / max(len(cells), 1) / SAMPLES - warm_up))
+    return Plan(cells, SAMPLES, sample, warm_up, 0.0, budget)
+
+
+def refused_findings(inventory: Sequence[InventoryEntry]) -> list[Finding]:
+    """Hardware drivers of the disk ciphers that dm-crypt will not allocate."""
+    findings = []
+    for entry in inventory:
+        if entry.name not in KEY_BITS or entry.driver_class not in HARDWARE_CLASSES:
+            continue
+        why = dmcrypt.refusal(entry.driver)
+        if why:
+            extra = {"driver": entry.driver, "source": "dmcrypt", "flag": dmcrypt.ALLOCATES_MEMORY}
+            detail = f"dm-crypt never uses {entry.driver} for {entry.name}: {why}"
+            findings.append(Finding(FindingKind.DMCRYPT_REFUSES_DRIVER, entry.name, detail, extra))
+    return findings
+
+
+@pytest.fixture(scope="module")
+def dmcrypt_run(
+    pytestconfig: pytest.Config,
+    block_ready: None,
+    hwcrypto_run: HwcryptoRun,
+    hwcrypto_inventory: list[InventoryEntry],
+    hwcrypto_results: ResultsRecorder,
+) -> Iterator[DmcryptRun]:
+    reason = fixtures.concurrent_measuring_reason(pytestconfig, "dmcrypt")
+    if reason:
+        pytest.skip(reason)
+    targets = dmcrypt_targets(hwcrypto_inventory)
+    engine = DmcryptEngine(VolumeMaker(fixtures.run_ledger(hwcrypto_run)))
+    run = run_plan(dmcrypt_plan(targets, hwcrypto_run.options.budget), engine)
+    measured = run.measurements()
+    volumes = [m for m in measured if m.driver != BARE]
+    bare = [m for m in measured if m.driver == BARE]
+    items = inventory_items([entry.to_json() for entry in hwcrypto_inventory])
+    findings = storage_bound_findings(volumes, bare) + refused_findings(hwcrypto_inventory)
+    findings += winner_not_fastest_findings(volumes, items)
+    findings += hw_loses_to_sw_findings(volumes, items) + crossover_findings(volumes, items)
+    for measurement in measured:
+        hwcrypto_results.add_measurement(measurement)
+    for finding in findings:
+        hwcrypto_results.add_finding(finding)
+    yield DmcryptRun(run, findings)
+
+
+def _by_driver(measured: Sequence[Measurement]) -> dict[str, list[Measurement]]:
+    out: dict[str, list[Measurement]] = {}
+    for m in measured:
+        out.setdefault(str(m.driver), []).append(m)
+    return out
+
+
+def test_every_reachable_driver_is_measured_with_its_evidence(dmcrypt_run: DmcryptRun) -> None:
+    broken = [f"{f.target.driver}: {f.message}" for f in dmcrypt_run.run.failures if not f.masked]
+    assert not broken, "; ".join(broken)
+    measured = _by_driver(dmcrypt_run.run.measurements())
+    assert BARE in measured, "the bare loop device was not measured"
+    for driver, series in measured.items():
+        assert all(m.extra.get("evidence") for m in series), driver
+        if driver != BARE:
+            assert all(f"capi:{driver}-plain64" in str(m.extra["evidence"]) for m in series)
+    errors = [r.error for r in dmcrypt_run.run.records if r.error]
+    assert not errors, errors
+
+
+def test_drivers_dmcrypt_refuses_are_reported_not_measured(dmcrypt_run: DmcryptRun) -> None:
+    """A driver dm-crypt will not allocate is a finding naming the flag, never a number."""
+    refused = {f.target.driver for f in dmcrypt_run.run.failures if f.masked}
+    reported = {
+        str(f.extra["driver"])
+        for f in dmcrypt_run.findings
+        if f.kind == FindingKind.DMCRYPT_REFUSES_DRIVER
+    }
+    hardware_refused = {
+        f.target.driver
+        for f in dmcrypt_run.run.failures
+        if f.masked and f.target.driver_class in HARDWARE_CLASSES
+    }
+    assert hardware_refused <= reported, hardware_refused - reported
+    measured = {m.driver for m in dmcrypt_run.run.measurements()}
+    assert not refused & measured
+    for finding in dmcrypt_run.findings:
+        if finding.kind == FindingKind.DMCRYPT_REFUSES_DRIVER:
+            assert dmcrypt.ALLOCATES_MEMORY in finding.detail, finding.detail

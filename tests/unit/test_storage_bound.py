@@ -1,0 +1,42 @@
+"""storage-bound: a volume not clearly slower than the bare device under it."""
+
+from __future__ import annotations
+
+from pytest_hwcrypto.measure.dmcrypt_engine import BARE, dmcrypt_targets
+from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.verdict.storage_bound import storage_bound_findings
+from pytest_hwcrypto.vocabulary import MIB, FindingKind, Op, Source
+
+
+def _m(driver: str, median: float, low: float, high: float, size: int = 65536) -> Measurement:
+    return Measurement(
+        source=Source.DMCRYPT,
+        algorithm="xts(aes)" if driver != BARE else "none",
+        driver=driver,
+        key_bits=256,
+        block_size=size,
+        op=Op.DECRYPT,
+        bytes_per_second=median * MIB,
+        ci_low=low * MIB,
+        ci_high=high * MIB,
+    )
+
+
+def test_a_volume_within_noise_of_the_bare_device_is_storage_bound() -> None:
+    bare = [_m(BARE, 100, 95, 105)]
+    volumes = [_m("xts(ecb(aes-generic))", 98, 93, 101), _m("xts(ecb(aes-fixed-time))", 50, 45, 55)]
+    found = storage_bound_findings(volumes, bare)
+    assert [(f.kind, f.extra["driver"]) for f in found] == [
+        (FindingKind.STORAGE_BOUND, "xts(ecb(aes-generic))")
+    ]
+    assert "98.0 MiB/s [93.0, 101]" in found[0].detail and "bare device" in found[0].detail
+
+
+def test_only_the_same_op_and_size_is_compared() -> None:
+    assert storage_bound_findings([_m("d", 98, 93, 101, size=4096)], [_m(BARE, 100, 95, 105)]) == []
+
+
+def test_targets_are_the_disk_ciphers_plus_the_bare_device() -> None:
+    targets = dmcrypt_targets([])
+    assert [t.driver for t in targets] == [BARE]
+    assert targets[0].accepts(4096) and not targets[0].accepts(512)
