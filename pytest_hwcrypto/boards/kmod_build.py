@@ -8,6 +8,7 @@ the user's cache directory, keyed by kernel release and source hash, so the next
 the same kernel starts without building. Each step prints one progress line.
 
 Where the sources are: `$HWCRYPTO_THIRD_PARTY`, else `<repository>/../shared/third_party/`
+(or beside the local checkout this one was cloned from)
 beside a source checkout. They are third-party code (cryptodev-linux is GPL-2.0): never
 copied into this project, and neither is a built module.
 
@@ -70,12 +71,37 @@ CRYPTODEV = ModuleSource("cryptodev", "cryptodev-linux-*.tar.gz", "cryptodev.ko"
 
 
 def third_party_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """$HWCRYPTO_THIRD_PARTY, else ../shared/third_party beside this source checkout."""
+    """$HWCRYPTO_THIRD_PARTY, else shared/third_party beside this source checkout -- or,
+    for a clone of a local checkout (`git clone /work/main /tmp/x`, how a fresh-clone CI
+    run is tried), beside the checkout it was cloned from. The first that exists; else the
+    one beside this checkout, which the error message then names."""
     env = os.environ if environ is None else environ
     if env.get(THIRD_PARTY_ENV):
         return Path(env[THIRD_PARTY_ENV])
     repository = Path(pytest_hwcrypto.__file__).resolve().parent.parent
-    return repository.parent / "shared" / "third_party"
+    candidates = [repository.parent / "shared" / "third_party"]
+    origin = _local_origin(repository)
+    if origin is not None:
+        candidates.append(origin.parent / "shared" / "third_party")
+    return next((path for path in candidates if path.is_dir()), candidates[0])
+
+
+def _local_origin(repository: Path) -> Path | None:
+    """The directory `origin` points at, when this checkout was cloned from a local one."""
+    try:
+        config = (repository / ".git" / "config").read_text()
+    except OSError:
+        return None
+    section = ""
+    for line in config.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped
+        elif section == '[remote "origin"]' and stripped.startswith("url"):
+            url = stripped.split("=", 1)[1].strip()
+            path = Path(url.removeprefix("file://"))
+            return path.resolve() if path.is_absolute() and path.is_dir() else None
+    return None
 
 
 def find_source(spec: ModuleSource, directory: Path) -> Path:

@@ -360,6 +360,12 @@ class QemuBoard(Board):
             )
         self.check_kernel()
         self.accelerator()  # a bad HWCRYPTO_KVM value is reported before booting
+        if self.cryptodev:
+            # The module's source is a prerequisite like the kernel: say where it is missing
+            # before anything is built or booted.
+            from pytest_hwcrypto.boards import kmod_build
+
+            kmod_build.find_source(kmod_build.CRYPTODEV, kmod_build.third_party_dir())
 
     def check_kernel(self) -> None:
         """The kernel image (and a custom modules directory) exist and belong together."""
