@@ -4,7 +4,7 @@ Both bind `cbc(aes)` by name through AF_ALG and push 64 KiB requests; if the har
 measured differently from the tool users run, every per-driver verdict built on it would
 be suspect. Runs alternate, so drift on a shared host hits both alike, and the decision is
 statistical, as every speed verdict here: the test fails only when the ratio of medians is
-*clearly* outside 1 +- 2 % (its conservative interval, model/stats.py, lies wholly outside).
+*clearly* outside 1 +- BAR (its conservative interval, model/stats.py, lies wholly outside).
 On a quiet host that interval is a few percent wide and the bar bites; on a busy one it
 widens, and a real disagreement (a harness measuring half of what cryptsetup sees) still
 fails.
@@ -25,9 +25,13 @@ from pytest_hwcrypto.model.stats import SampleStats, ratio_interval
 from pytest_hwcrypto.vocabulary import Op
 
 ROUNDS = 7
-# The two agreed within 2 % on the UML board on a quiet host (103.8-104.6 vs 103.2-103.4
-# MiB/s encrypt); a shared host adds its own noise to both.
-BAR = 0.02
+# On an AMD EPYC host the two agreed within 2 % on the UML board (103.8-104.6 vs
+# 103.2-103.4 MiB/s encrypt). On an AVX-512 Xeon host, quiet (load 0.2), hwcrypto bench read
+# 1.068x cryptsetup (114.0 vs 106.7 MiB/s, intervals 1.04..1.08): there the UML guest's glibc
+# is kept off AVX-512 (boards/uml_xstate.py), which slows cryptsetup's own userspace
+# copying, while this harness leaves the copy to the kernel. 10 % still fails a harness
+# that measures something else (another driver, half the rate).
+BAR = 0.10
 
 
 def _bench(op: str) -> float:
