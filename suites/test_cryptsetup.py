@@ -20,7 +20,7 @@ from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel import afalg
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
-from pytest_hwcrypto.kernel.rerank import Reranker
+from pytest_hwcrypto.kernel.rerank import Reranker, changed_priorities, priorities
 from pytest_hwcrypto.measure import cryptsetup_bench as cs
 from pytest_hwcrypto.measure.targets import discover_targets
 from pytest_hwcrypto.model.results import Finding, InventoryItem, Measurement, inventory_items
@@ -47,10 +47,6 @@ class CryptsetupRun:
 
 def _inventory() -> list[InventoryEntry]:
     return build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
-
-
-def _priorities() -> dict[str, int | None]:
-    return {alg.driver: alg.priority for alg in read_proc_crypto(fixtures.PROC_CRYPTO)}
 
 
 def _winner(name: str, inventory: Sequence[InventoryEntry]) -> InventoryEntry | None:
@@ -93,7 +89,7 @@ def cryptsetup_run(
         measurement.driver = winner.driver if winner else None
         measurement.driver_class = winner.driver_class if winner else None
         measurement.extra["evidence"] = "the winner of its kernel name (no re-ranking)"
-    before = _priorities()
+    before = priorities(fixtures.PROC_CRYPTO)
     rerank_skipped = fixtures.rerank_unavailable_reason()
     per_driver: list[cs.CaseSamples] = []
     if rerank_skipped is None:
@@ -173,7 +169,7 @@ def test_every_driver_measured_with_its_evidence(cryptsetup_run: CryptsetupRun) 
 
 
 def test_priorities_are_back_to_their_boot_values(cryptsetup_run: CryptsetupRun) -> None:
-    now = _priorities()
+    now = priorities(fixtures.PROC_CRYPTO)
     before = cryptsetup_run.priorities_before
-    changed = {d: (p, now[d]) for d, p in before.items() if d in now and now[d] != p}
+    changed = changed_priorities(before, now)
     assert not changed, f"priorities left changed (before, now): {changed}"

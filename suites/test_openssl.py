@@ -23,7 +23,7 @@ from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel import afalg
 from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
-from pytest_hwcrypto.kernel.rerank import Reranker
+from pytest_hwcrypto.kernel.rerank import Reranker, changed_priorities, priorities
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.openssl_engine import (
     KERNEL_NAMES,
@@ -71,10 +71,6 @@ class OpenSslRun:
         return [m for m in self.measurements() if m.driver == driver]
 
 
-def _priorities() -> dict[str, int | None]:
-    return {alg.driver: alg.priority for alg in read_proc_crypto(fixtures.PROC_CRYPTO)}
-
-
 @pytest.fixture(scope="module")
 def openssl_run(
     pytestconfig: pytest.Config,
@@ -99,7 +95,7 @@ def openssl_run(
     for target in targets:  # template instances (cbc(aes-generic)) exist once bound
         if not target.registered:
             afalg.instantiate_any(target.driver)
-    before = _priorities()
+    before = priorities(fixtures.PROC_CRYPTO)
     plan = openssl_plan(targets, hwcrypto_options.block_sizes, hwcrypto_options.budget)
     with BackgroundLoad(hwcrypto_options.load) as load:
         run = run_plan(plan, engine, load=load)
@@ -189,7 +185,7 @@ def test_every_kernel_driver_measured_through_the_engine(openssl_run: OpenSslRun
 
 def test_priorities_are_back_to_their_boot_values(openssl_run: OpenSslRun) -> None:
     """The kernel is re-ranked only while a sample runs; nothing is left changed."""
-    now = _priorities()
+    now = priorities(fixtures.PROC_CRYPTO)
     before = openssl_run.priorities_before
-    changed = {d: (p, now[d]) for d, p in before.items() if d in now and now[d] != p}
+    changed = changed_priorities(before, now)
     assert not changed, f"priorities left changed (before, now): {changed}"

@@ -55,6 +55,18 @@ def _registered(entries: Sequence[CryptoAlg], driver: str) -> CryptoAlg | None:
     return next((e for e in entries if e.driver == driver and not e.is_internal), None)
 
 
+def priorities(proc_crypto: Path = PROC_CRYPTO) -> dict[str, int | None]:
+    """Driver -> priority now: what a suite compares before and after it re-ranked."""
+    return {alg.driver: alg.priority for alg in read_proc_crypto(proc_crypto)}
+
+
+def changed_priorities(
+    before: Mapping[str, int | None], now: Mapping[str, int | None]
+) -> dict[str, tuple[int | None, int | None]]:
+    """(before, now) of every driver still registered whose priority is not what it was."""
+    return {d: (p, now[d]) for d, p in before.items() if d in now and now[d] != p}
+
+
 def rivals_of(entries: Sequence[CryptoAlg], chosen: CryptoAlg) -> list[CryptoAlg]:
     """Drivers that compete with `chosen` for its name (same name and type family)."""
     family = type_family(chosen.type)

@@ -32,3 +32,11 @@ def test_the_winner_keeps_its_priority() -> None:
 def test_internal_helpers_never_compete() -> None:
     entries, aesni = _qemu("cbc-aes-aesni")
     assert "__cbc-aes-aesni" not in {r.driver for r in rivals_of(entries, aesni)}
+
+
+def test_changed_priorities_names_only_drivers_that_moved() -> None:
+    from pytest_hwcrypto.kernel.rerank import changed_priorities
+
+    before = {"cbc(aes-generic)": 100, "cbc(aes-fixed-time)": 101, "gone": 5}
+    now = {"cbc(aes-generic)": 300, "cbc(aes-fixed-time)": 101, "new": 1}
+    assert changed_priorities(before, now) == {"cbc(aes-generic)": (100, 300)}
