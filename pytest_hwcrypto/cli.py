@@ -301,6 +301,35 @@ def _add_sweep(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.set_defaults(func=cmd_sweep)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Plot and HTML report of one or more results files (suite or `hwcrypto parse` output)."""
+    from pytest_hwcrypto.report.document import ReportError, load_inputs, write_report
+
+    if not args.html and not args.plot:
+        raise CliError("report: give --html OUT.html, --plot OUT.png, or both")
+    try:
+        data = write_report(load_inputs(args.files), args.html, args.plot, args.title)
+    except ReportError as error:
+        raise CliError(str(error)) from None
+    written = " and ".join(path for path in (args.html, args.plot) if path)
+    print(
+        f"hwcrypto report: {len(data.panels)} block-size series, "
+        f"{sum(len(g.bars) for g in data.bar_groups)} other measurements -> {written}"
+    )
+    return 0
+
+
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("report", help="plot and a self-contained HTML report of results files")
+    parser.add_argument(
+        "files", nargs="+", metavar="RESULTS.json", help="results files, overlaid in order"
+    )
+    parser.add_argument("--html", metavar="OUT.html", help="write the HTML report here")
+    parser.add_argument("--plot", metavar="OUT.png", help="write the figure here")
+    parser.add_argument("--title", default="pytest-hwcrypto report", help="the report's title")
+    parser.set_defaults(func=cmd_report)
+
+
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_inventory,
     _add_compare,
@@ -308,6 +337,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     _add_bench,
     _add_sweep,
     cli_parse.add_parser,
+    _add_report,
 )
 
 
