@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
@@ -24,7 +25,7 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.ledger import Ledger
-from pytest_hwcrypto.model.results import Finding, Verdict
+from pytest_hwcrypto.model.results import Finding, Results, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
 from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV, HwcryptoRun
@@ -83,6 +84,19 @@ def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
         return
     if run.options.json:
         rec.write(Path(run.options.json))
+    if run.options.html:
+        write_html_report(rec.results(), Path(run.options.html))
+
+
+def write_html_report(results: Results, path: Path) -> None:
+    """The HTML report of this session; a path that cannot be written is a warning at the
+    end of the run rather than an internal error that would hide the test outcome."""
+    from pytest_hwcrypto.report.document import ReportError, write_session_report
+
+    try:
+        write_session_report(results, path)
+    except ReportError as error:
+        warnings.warn(pytest.PytestWarning(f"--hwcrypto-html: {error}"), stacklevel=1)
 
 
 def record_and_judge(

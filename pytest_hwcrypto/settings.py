@@ -216,6 +216,13 @@ class Options:
         in_profile=False,
         board_role=BoardRole.RESULT_FILE,
     )
+    html: str | None = _setting(
+        "write a self-contained HTML report (tables, plots, findings, verdicts) to this file",
+        parse_text,
+        "PATH",
+        in_profile=False,
+        board_role=BoardRole.RESULT_FILE,
+    )
     artifacts: str = _setting(
         "directory for board console logs and other artifacts",
         parse_text,

@@ -30,7 +30,8 @@ _BOARD_OPTIONS = tuple(setting.option for setting in _with_role(BoardRole.CHOOSE
 # Options naming files the inner session writes; they come back to the host. Each
 # result-file setting needs its name in the run directory here.
 RESULTS_JSON = "results.json"
-_RESULT_FILE_NAMES = {"json": RESULTS_JSON}
+REPORT_HTML = "report.html"
+_RESULT_FILE_NAMES = {"json": RESULTS_JSON, "html": REPORT_HTML}
 _RESULT_FILE_OPTIONS = {
     "--junitxml": "junit.xml",
     "--junit-xml": "junit.xml",

@@ -25,6 +25,7 @@ from pytest_hwcrypto.boards.helpers import (
     path_with_environment,
 )
 from pytest_hwcrypto.boards.inner_pytest import (
+    REPORT_HTML,
     RESULTS_JSON,
     copy_input_files,
     copy_result_files,
@@ -67,6 +68,9 @@ def run_pytest_session_in_board(
         json_path = inner.result_files.get(RESULTS_JSON)
         if json_path is not None and json_path.exists():
             record_kernel_events(json_path, result)
+            html_path = inner.result_files.get(REPORT_HTML)
+            if html_path is not None and html_path.exists():
+                rewrite_html_report(json_path, html_path)
         return exit_code_with_kernel_events(result, stream)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -139,6 +143,18 @@ def record_kernel_events(json_path: Path, result: BoardResult) -> None:
         {"kind": result.board, "kernel": result.kernel, "boot_seconds": result.boot_seconds}
     )
     json_path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def rewrite_html_report(json_path: Path, html_path: Path) -> None:
+    """Write the HTML report again from the results file as the host completed it (board,
+    boot time, kernel trouble on the console), which the session inside could not know."""
+    from pytest_hwcrypto.model.results import ResultsError, load_results
+    from pytest_hwcrypto.report.document import ReportError, write_session_report
+
+    try:
+        write_session_report(load_results(json_path), html_path, source=str(json_path))
+    except (ResultsError, ReportError):
+        return  # the report the board wrote stays
 
 
 def _finding(event: KernelEvent) -> dict[str, str]:

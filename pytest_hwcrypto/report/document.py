@@ -60,6 +60,18 @@ def write_report(
     return data
 
 
+def write_session_report(
+    results: Results, path: Path, source: str = "this pytest session", title: str = DEFAULT_TITLE
+) -> None:
+    """`--hwcrypto-html`: the report of one session's results (no plot file beside it)."""
+    label = file_labels([(source, results)])[0]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ReportError(f"{path}: cannot write: {error.strerror or error}") from None
+    write_report([ReportInput(label, source, results)], str(path), None, title)
+
+
 def _write_atomically(target: Path, content: bytes) -> None:
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:

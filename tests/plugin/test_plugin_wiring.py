@@ -281,3 +281,38 @@ def test_baseline_may_be_a_pytest_benchmark_run_id(pytester: pytest.Pytester) ->
     result = pytester.runpytest("--hwcrypto", "--hwcrypto-baseline=0002", "test_show.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*'0002' is not a file, and as a pytest-benchmark run id *0*"])
+
+
+def test_html_report_is_written_at_session_end(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_record="""
+        import pytest
+
+        @pytest.mark.parametrize("size", [16, 4096])
+        @pytest.mark.parametrize("driver", ["cbc(aes-generic)", "cbc-aes-aesni"])
+        def test_record(hwcrypto_results, size, driver):
+            from pytest_hwcrypto.model.results import Measurement
+            hwcrypto_results.add_measurement(Measurement(
+                source="afalg", algorithm="cbc(aes)", driver=driver,
+                key_bits=128, block_size=size, op="encrypt", bytes_per_second=float(size),
+                driver_class="generic" if "generic" in driver else "cpu-accel"))
+        """
+    )
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-html=out/report.html", "test_record.py")
+    result.assert_outcomes(passed=4)
+    page = (pytester.path / "out" / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "cbc(aes) 128-bit encrypt (afalg)" in page and "cbc-aes-aesni" in page
+    assert 'src="data:image/png;base64,' in page
+
+
+def test_html_report_path_that_cannot_be_written_is_a_warning(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok(): pass")
+    (pytester.path / "a-file").write_text("")
+    result = pytester.runpytest(
+        "--hwcrypto",
+        "--hwcrypto-html=a-file/report.html",
+        "test_html_report_path_that_cannot_be_written_is_a_warning.py",
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*--hwcrypto-html: a-file/report.html: cannot write*"])

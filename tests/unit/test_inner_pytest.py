@@ -137,3 +137,10 @@ def test_host_dirs_under_scratch_are_kept_outermost_first(monkeypatch: pytest.Mo
     monkeypatch.setattr(sys, "prefix", "/usr")
     assert host_dirs_to_keep(Path("/srv/work"), ["/tmp"], run_dir) == []
     assert host_dirs_to_keep(run_dir / "sub", ["/tmp"], run_dir) == []
+
+
+def test_html_report_is_written_in_the_run_directory_and_copied_out(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    inner = inner_pytest_args(["--hwcrypto-html", "out/r.html"], cwd=tmp_path, run_dir=run_dir)
+    assert f"--hwcrypto-html={run_dir / 'report.html'}" in inner.args
+    assert inner.result_files == {"report.html": tmp_path / "out/r.html"}

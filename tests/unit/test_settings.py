@@ -97,4 +97,4 @@ def test_board_roles_say_what_a_board_run_does_with_each_option() -> None:
         "vm_timeout",
     ]
     assert [n for n, r in roles.items() if r is BoardRole.INPUT_FILE] == ["board", "baseline"]
-    assert [n for n, r in roles.items() if r is BoardRole.RESULT_FILE] == ["json"]
+    assert [n for n, r in roles.items() if r is BoardRole.RESULT_FILE] == ["json", "html"]
