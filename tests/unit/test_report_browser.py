@@ -1,0 +1,99 @@
+"""The HTML report in a real browser: headless Chromium renders the tables and the figure.
+
+The DOM Chromium builds (`--dump-dom`) must hold every table and the embedded image; its
+screenshot must show the plot's colours, which a broken `data:` URI (a grey icon) would not.
+Skipped, with how to get it, where Chromium is not installed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from pytest_hwcrypto.cli import main
+
+DATA = Path(__file__).parent.parent / "data"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium not installed: apt-get install chromium (.ci/setup does)"
+)
+PLOT_BLUE = (0x1F, 0x77, 0xB4)  # the first line colour of report/plots.py
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables = 0
+        self.rows = 0
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables += 1
+        elif tag == "tr":
+            self.rows += 1
+        elif tag == "img":
+            self.images.append(dict(attrs).get("src") or "")
+
+
+def _elements(markup: str) -> _Elements:
+    parser = _Elements()
+    parser.feed(markup)
+    return parser
+
+
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of a real QEMU run overlaid with a real UML run."""
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    files = [str(DATA / "board_qemu_results.json"), str(DATA / "board_uml_results_1.json")]
+    assert main(["report", *files, "--html", str(out)]) == 0
+    return out
+
+
+def test_rendered_dom_holds_every_table_and_the_figure(report: Path, tmp_path: Path) -> None:
+    source = _elements(report.read_text())
+    rendered = _elements(_chromium(tmp_path / "profile", "--dump-dom", report.as_uri()).stdout)
+    assert source.tables >= 10
+    assert (rendered.tables, rendered.rows) == (source.tables, source.rows)
+    assert len(rendered.images) == 1 and rendered.images[0].startswith("data:image/png;base64,")
+
+
+def test_screenshot_shows_the_plot(report: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    _chromium(
+        tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,1600", report.as_uri()
+    )
+    pixels = (matplotlib.image.imread(str(shot))[..., :3] * 255).round()
+    assert pixels.std() > 20, "the page rendered blank"
+    near_blue = np.abs(pixels - np.array(PLOT_BLUE)).max(axis=-1) < 40
+    assert near_blue.sum() > 500, "the plot's lines are not on the page"
