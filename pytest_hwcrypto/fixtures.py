@@ -5,6 +5,7 @@ Registered by plugin.py only when --hwcrypto is given, so other projects never s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import warnings
@@ -26,6 +27,7 @@ from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.model.results import Finding, Results, Verdict
+from pytest_hwcrypto.model.sensitivity import blind_below
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
 from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV, HwcryptoRun
@@ -100,13 +102,26 @@ def write_html_report(results: Results, path: Path) -> None:
 
 
 def record_and_judge(
-    results: ResultsRecorder, verdict: Verdict, findings: Sequence[Finding] = ()
+    results: ResultsRecorder,
+    verdict: Verdict,
+    findings: Sequence[Finding] = (),
+    strict: bool = False,
 ) -> None:
     """Record a verdict and its findings, then fail the test (no traceback) if it failed.
 
     Every suite ends a judged test this way, so the results file and the test outcome
-    can never disagree.
+    can never disagree.  A passing verdict whose run could not have seen a drop as small
+    as its max_drop warns, or, with --hwcrypto-strict, fails.
     """
+    if verdict.passed and blind_below(
+        verdict.extra.get("detectable_drop"), verdict.extra.get("max_drop")
+    ):
+        if strict:
+            verdict = dataclasses.replace(
+                verdict, passed=False, message=f"{verdict.message} (--hwcrypto-strict)"
+            )
+        else:
+            warnings.warn(pytest.PytestWarning(f"{verdict.rule}: {verdict.message}"), stacklevel=2)
     results.add_verdict(verdict)
     for finding in findings:
         results.add_finding(finding)

@@ -275,6 +275,15 @@ class Options:
         flag=True,
     )
 
+    strict: bool = _setting(
+        "a regression rule whose max_drop is below the drop its run could detect "
+        "(the samples' spread) fails instead of passing with a warning",
+        parse_bool,
+        "BOOL",
+        False,
+        flag=True,
+    )
+
     @classmethod
     def from_resolved(cls, resolved: Mapping[str, Resolved]) -> Options:
         return cls(**{name: setting.value for name, setting in resolved.items()})

@@ -287,7 +287,9 @@ def test_profile_rule(
         pytest.skip(f"{rule.label}: {NO_BASELINE}")
     inventory = _inventory_for_rules(request)
     outcome = rule.evaluate(hwcrypto_results.measurements, inventory, baseline)
-    fixtures.record_and_judge(hwcrypto_results, outcome.verdict, outcome.findings)
+    fixtures.record_and_judge(
+        hwcrypto_results, outcome.verdict, outcome.findings, strict=hwcrypto_run.options.strict
+    )
 
 
 NO_BASELINE = (
@@ -323,8 +325,10 @@ def test_no_regression_against_baseline(
     verdict = outcome.verdict
     if gone:
         message = f"measured in the baseline, not now: {', '.join(gone)}"
-        verdict = Verdict(verdict.rule, False, f"{message}; {verdict.message}")
-    fixtures.record_and_judge(hwcrypto_results, verdict, outcome.findings)
+        verdict = Verdict(verdict.rule, False, f"{message}; {verdict.message}", verdict.extra)
+    fixtures.record_and_judge(
+        hwcrypto_results, verdict, outcome.findings, strict=hwcrypto_run.options.strict
+    )
 
 
 def baseline_kernel(baseline: Results) -> str:

@@ -7,7 +7,9 @@ Two modes:
   more than `max_drop` below the baseline median *and* the drop is beyond the noise (the
   two medians' confidence intervals do not overlap).  Without samples (bare numbers from
   tool output) the point values decide.  Two runs of an unchanged system therefore do not
-  fail, while a clear 15 % slowdown with tight samples does.
+  fail, while a clear 15 % slowdown with tight samples does.  Each match also carries
+  `detectable_drop`: the smallest drop this pair of sample sets would have been flagged
+  for (model/sensitivity.py), so a pass says how much it could have seen.
 * **Software vs hardware** (`compare --sw SW --hw HW`): measurements are matched on
   (source, algorithm, key_bits, block_size, op), the driver being what differs.  A match
   fails when it lies in the block-size range and HW/SW is *clearly* below `min_ratio`
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pytest_hwcrypto.model.results import Measurement, Results
+from pytest_hwcrypto.model.sensitivity import detectable_drop
 from pytest_hwcrypto.model.stats import RatioInterval, SampleStats, ratio_interval
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange, parse_block_sizes
 from pytest_hwcrypto.verdict.crossover import crossover
@@ -62,6 +65,9 @@ class Comparison:
     ratio_high: float
     baseline_driver: str | None = None
     in_range: bool = True
+    # regression mode: the smallest drop this pair of sample sets could have shown
+    # (model/sensitivity.py); None in sw/hw mode
+    detectable_drop: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -69,7 +75,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         """Exactly the keys `compare --json` documents."""
-        return {
+        data: dict[str, Any] = {
             "algorithm": self.algorithm,
             "key_bits": self.key_bits,
             "block_size": self.block_size,
@@ -80,6 +86,9 @@ class Comparison:
             "change": _json_number(self.change),
             "failed": self.failed,
         }
+        if self.detectable_drop is not None:
+            data["detectable_drop"] = self.detectable_drop
+        return data
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,7 @@ def compare_measurements(
                 current=current_summary,
                 interval=interval,
                 failed=regressed(baseline_summary, current_summary, max_drop),
+                detectable=detectable_drop(baseline_summary, current_summary, max_drop),
             )
         )
     return comparisons
@@ -307,6 +317,7 @@ def _comparison(
     failed: bool,
     baseline_driver: str | None = None,
     in_range: bool = True,
+    detectable: float | None = None,
 ) -> Comparison:
     source, algorithm, key_bits, block_size, op = key
     return Comparison(
@@ -324,6 +335,7 @@ def _comparison(
         ratio_high=interval.high,
         baseline_driver=baseline_driver,
         in_range=in_range,
+        detectable_drop=detectable,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from pytest_hwcrypto.model.sensitivity import format_drop
 from pytest_hwcrypto.verdict.compare import Comparison, HwSwComparison
 from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, MIB
 
@@ -32,10 +33,17 @@ def _regression_line(comparison: Comparison, max_drop: float) -> str:
     if comparison.failed:
         status = f"regress (more than {max_drop:.0%} slower)"
     elif comparison.change < -max_drop:
-        status = "ok (drop within noise)"
+        status = f"ok (drop within noise; {could_detect(comparison.detectable_drop)})"
     else:
-        status = "ok"
+        status = f"ok ({could_detect(comparison.detectable_drop)})"
     return f"{describe_comparison(comparison)}: {numbers}: {status}"
+
+
+def could_detect(drop: float | None) -> str:
+    """'could detect drops ≥ 23 %': what a pass of the regression verdict was able to see."""
+    if drop is None:
+        return "could detect drops of any size"
+    return f"could detect drops ≥ {format_drop(drop)}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -146,6 +154,7 @@ def format_min_ratio(ratio: float) -> str:
 
 
 __all__ = [
+    "could_detect",
     "describe_comparison",
     "describe_path",
     "format_comparison_lines",

@@ -316,3 +316,38 @@ def test_html_report_path_that_cannot_be_written_is_a_warning(pytester: pytest.P
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*--hwcrypto-html: a-file/report.html: cannot write*"])
+
+
+_BLIND_VERDICT = """
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.model.results import Verdict
+
+def test_judged(hwcrypto_results, hwcrypto_options):
+    verdict = Verdict("no-regression all", True, "no regression (could detect drops ≥ 31 %)",
+                      extra={"detectable_drop": 0.31, "max_drop": 0.10})
+    fixtures.record_and_judge(hwcrypto_results, verdict, strict=hwcrypto_options.strict)
+"""
+
+
+def test_rule_blind_below_its_max_drop_warns(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makepyfile(test_judged=_BLIND_VERDICT)
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-json=r.json", "test_judged.py")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*PytestWarning: no-regression all: no regression (could detect*"])
+    (verdict,) = json.loads((pytester.path / "r.json").read_text())["verdicts"]
+    assert verdict["passed"] is True and verdict["detectable_drop"] == 0.31
+
+
+def test_rule_blind_below_its_max_drop_fails_when_strict(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makepyfile(test_judged=_BLIND_VERDICT)
+    result = pytester.runpytest(
+        "--hwcrypto", "--hwcrypto-strict", "--hwcrypto-json=r.json", "test_judged.py"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*could detect drops ≥ 31 %) (--hwcrypto-strict)*"])
+    (verdict,) = json.loads((pytester.path / "r.json").read_text())["verdicts"]
+    assert verdict["passed"] is False

@@ -197,7 +197,9 @@ def test_regression_json_has_exactly_the_contract_keys() -> None:
             "current",
             "change",
             "failed",
+            "detectable_drop",
         }
+        assert 0.10 <= entry["detectable_drop"] <= 1.0
     cryptsetup = next(e for e in document["comparisons"] if e["algorithm"] == "aes-cbc")
     assert cryptsetup["baseline"] == pytest.approx(358.2 * MIB)
     assert cryptsetup["change"] == pytest.approx(75.1 / 358.2 - 1)

@@ -194,12 +194,14 @@ class NoRegressionRule:
                 "no measurement matches the baseline" + wording.scope_words(self.scope),
             )
         failed = [comparison for comparison in comparisons if comparison.failed]
+        sensitivity = wording.sensitivity_extra(comparisons, self.max_drop)
         if not failed:
             message = (
+                f"no regression ({wording.could_detect_words(comparisons)}): "
                 f"{len(comparisons)} measurements within {self.max_drop:.0%} of the baseline "
-                "or within noise"
+                f"or within noise{wording.insensitive_words(comparisons, self.max_drop)}"
             )
-            return RuleOutcome(Verdict(self.label, True, message))
+            return RuleOutcome(Verdict(self.label, True, message, extra=sensitivity))
         lines = [wording.regression_words(comparison) for comparison in failed]
         shown = "; ".join(lines[:3]) + (f"; and {len(lines) - 3} more" if len(lines) > 3 else "")
         message = (
@@ -209,7 +211,7 @@ class NoRegressionRule:
         findings = [
             Finding(FindingKind.REGRESSION, c.algorithm, line) for c, line in zip(failed, lines)
         ]
-        return RuleOutcome(Verdict(self.label, False, message), findings)
+        return RuleOutcome(Verdict(self.label, False, message, extra=sensitivity), findings)
 
 
 Rule = Union[HwBeatsSwRule, FloorRule, WinnerFastestRule, NoRegressionRule]

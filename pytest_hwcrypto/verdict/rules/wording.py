@@ -7,12 +7,15 @@ same thing say it in the same words, so both take them from here.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
 from pytest_hwcrypto.model.results import Finding
+from pytest_hwcrypto.model.sensitivity import blind_below, format_drop
 from pytest_hwcrypto.verdict.compare import Comparison
 from pytest_hwcrypto.verdict.compare_text import (
+    could_detect,
     describe_comparison,
     format_mib_s,
     format_min_ratio,
@@ -186,6 +189,41 @@ def winner_slower_words(winner: Winner, slower: Sequence[PairPoint]) -> str:
         for point in slower
     ]
     return f"winner {winner_words(winner)} is slower than another driver: " + ", ".join(parts)
+
+
+def could_detect_words(comparisons: Sequence[Comparison]) -> str:
+    """'could detect drops ≥ 31 %' for one series; for several, the worst and the median,
+    because the verdict speaks for every series it covers."""
+    drops = [c.detectable_drop for c in comparisons if c.detectable_drop is not None]
+    if not drops:
+        return could_detect(None)
+    worst = max(comparisons, key=lambda c: c.detectable_drop or 0.0)
+    words = could_detect(worst.detectable_drop)
+    if len(drops) > 1:
+        words += (
+            f" in every series; the least sensitive is {describe_comparison(worst)}, "
+            f"the median series could detect ≥ {format_drop(statistics.median(drops))}"
+        )
+    return words
+
+
+def insensitive_words(comparisons: Sequence[Comparison], max_drop: float) -> str:
+    """'; max_drop 10% is below what this run could detect in 48 of 56 series' or ''."""
+    blind = [c for c in comparisons if blind_below(c.detectable_drop, max_drop)]
+    if not blind:
+        return ""
+    return (
+        f"; max_drop {max_drop:.0%} is below what this run could detect in "
+        f"{len(blind)} of {len(comparisons)} series"
+    )
+
+
+def sensitivity_extra(comparisons: Sequence[Comparison], max_drop: float) -> dict[str, Any]:
+    """The verdict's JSON: `detectable_drop` (the least sensitive series) and `max_drop`."""
+    drops = [c.detectable_drop for c in comparisons if c.detectable_drop is not None]
+    if not drops:
+        return {}
+    return {"detectable_drop": max(drops), "max_drop": max_drop}
 
 
 def regression_words(comparison: Comparison) -> str:
