@@ -11,6 +11,7 @@ import base64
 import html
 from collections.abc import Iterable, Sequence
 
+from pytest_hwcrypto.model.sensitivity import format_drop
 from pytest_hwcrypto.report.shaping import (
     BarGroup,
     Panel,
@@ -98,7 +99,7 @@ def _verdicts_section(inputs: Sequence[ReportInput], several: bool) -> str:
                     f'<span class="{"pass" if verdict.passed else "fail"}">{status}</span>',
                     _e(verdict.rule),
                     _e(verdict.message),
-                    _e(f"{drop:.0%}") if isinstance(drop, (int, float)) else "",
+                    _e(format_drop(drop)) if isinstance(drop, (int, float)) else "",
                 ]
             )
     if not rows:

@@ -43,6 +43,8 @@ def could_detect(drop: float | None) -> str:
     """'could detect drops ≥ 23 %': what a pass of the regression verdict was able to see."""
     if drop is None:
         return "could detect drops of any size"
+    if drop >= 0.995:  # "≥ 100 %" would read as a number; it means no drop was visible
+        return "could not detect any drop: the samples spread too widely"
     return f"could detect drops ≥ {format_drop(drop)}"
 
 

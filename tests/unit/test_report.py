@@ -125,7 +125,7 @@ def test_html_is_self_contained_and_escapes_what_files_say() -> None:
     assert 'src="data:image/png;base64,' in page
     assert not re.search(r"(src|href)=\"(?!data:)", page)  # nothing fetched from elsewhere
     assert "http://" not in page and "https://" not in page
-    assert "23%" in page  # the verdict's detectable drop
+    assert "23 %" in page  # the verdict's detectable drop
     assert page.count("<table>") >= 4 + 3  # 4 panels, files, verdicts, findings, environment
     assert "ecb(aes-fixed-time)" in page and "6.1.176" in page
 

@@ -185,3 +185,13 @@ def test_no_regression_rule_states_what_it_could_detect() -> None:
     loose = NoRegressionRule(Scope("cbc(aes)"), max_drop=0.9)
     verdict = loose.evaluate(current.measurements, [], baseline).verdict
     assert verdict.passed and "is below what this run could detect" not in verdict.message
+
+
+def test_words_for_a_pass_that_could_see_nothing() -> None:
+    from pytest_hwcrypto.verdict.compare_text import could_detect
+
+    assert could_detect(0.27) == "could detect drops ≥ 27 %"
+    assert could_detect(1.0) == "could not detect any drop: the samples spread too widely"
+    # a baseline whose slowest sample is a fifth of its median (a busy host) sees nothing
+    wide = SampleStats.from_samples([0.2, 0.3, 0.5, 1.0, 1.0, 1.1, 1.2, 1.3])
+    assert detectable_drop(wide, wide, 0.10) > 0.9
