@@ -153,7 +153,10 @@ def _draw_throughput(axes: Axes, panel: Panel, styles: _Styles, several: bool) -
             linewidth=0,
         )
     _block_size_axis(axes, panel.block_sizes)
-    if all(p.median > 0 for c in panel.curves for p in c.points):
+    medians = [p.median for c in panel.curves for p in c.points]
+    # log only where it helps: across a decade or more (16 B against 64 KiB); a narrower
+    # range on a log axis would have no labelled tick at all
+    if min(medians) > 0 and max(medians) / min(medians) >= 10:
         axes.set_yscale("log")
         axes.yaxis.set_major_formatter(_PLAIN)
         axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
