@@ -191,7 +191,10 @@ def _draw_ratio(axes: Axes, panel: Panel, styles: _Styles, several: bool, min_ra
     _block_size_axis(axes, panel.block_sizes)
     axes.set_yscale("log")
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}x"))
-    axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}x"))
+    values = [value for ratio in panel.ratios for _, value in ratio.ratios if value > 0]
+    # within a decade only the minor ticks carry numbers; across several they would collide
+    narrow = bool(values) and max(values) / min(values) < 10
+    axes.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}x" if narrow else ""))
     axes.set_ylabel("HW / SW (median ratio)")
     axes.set_title(f"{panel.title}: HW/SW", fontsize=10)
     axes.legend(fontsize=7, loc="best")

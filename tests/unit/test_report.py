@@ -173,3 +173,15 @@ def test_pytest_benchmark_files_are_read_too() -> None:
     data = shape(load_inputs([str(DATA / "compare_pytest_benchmark.json")]))
     assert data.panels or data.bar_groups
     json.dumps([p.title for p in data.panels])
+
+
+def test_a_file_without_measurements_still_gives_a_report(tmp_path: Path) -> None:
+    """`hwcrypto inventory --json` output: environment and an empty-figure note, no error."""
+    inventory_only = tmp_path / "inventory.json"
+    inventory_only.write_text(
+        json.dumps({"schema": "pytest-hwcrypto/1", "kernel": {"release": "6.1.176"}})
+    )
+    html = tmp_path / "r.html"
+    assert main(["report", str(inventory_only), "--html", str(html)]) == 0
+    page = html.read_text()
+    assert "No findings." in page and "6.1.176" in page and "data:image/png;base64," in page
