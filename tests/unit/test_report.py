@@ -14,7 +14,7 @@ from pytest_hwcrypto.cli import main
 from pytest_hwcrypto.model.results import Finding, Results, Verdict, load_results
 from pytest_hwcrypto.report.document import ReportError, load_inputs
 from pytest_hwcrypto.report.html import render_html
-from pytest_hwcrypto.report.plots import render_png
+from pytest_hwcrypto.report.plots import MAX_PANELS, chosen_panels, render_png
 from pytest_hwcrypto.report.shaping import ReportInput, file_labels, shape
 from pytest_hwcrypto.verdict.crossover import crossover
 
@@ -106,10 +106,19 @@ def test_parse_output_without_block_sizes_becomes_bars_per_table(
 def test_png_decodes_and_is_not_blank(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     openssl = _parsed(tmp_path, RAW / "openssl_evp.txt", capsys)
     cryptsetup = _parsed(tmp_path, RAW / "uml_cryptsetup_aes_generic.txt", capsys)
-    png = render_png(shape(load_inputs([QEMU, openssl, cryptsetup])))
+    png = render_png(shape(load_inputs([UML_1, openssl, cryptsetup])))
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
     assert pixels.shape[0] > 1000 and pixels[..., :3].std() > 0.05
+
+
+def test_figure_shows_ratio_panels_first_and_at_most_its_limit() -> None:
+    data = shape(load_inputs([QEMU]))
+    chosen = chosen_panels(data)
+    assert len(data.panels) == 56 and len(chosen) == MAX_PANELS
+    with_ratio = [p for p in data.panels if p.ratios]
+    assert {p.key for p in chosen[: len(with_ratio)]} == {p.key for p in with_ratio}
+    assert len(with_ratio) == 4  # the AF_ALG modes; tcrypt measured only the winners
 
 
 def test_html_is_self_contained_and_escapes_what_files_say() -> None:
