@@ -31,7 +31,9 @@ def _regression_line(comparison: Comparison, max_drop: float) -> str:
         f"{comparison.change:+.1%}"
     )
     if comparison.failed:
-        status = f"regress (more than {max_drop:.0%} slower)"
+        status = (
+            f"regress (more than {max_drop:.0%} slower; {could_detect(comparison.detectable_drop)})"
+        )
     elif comparison.change < -max_drop:
         status = f"ok (drop within noise; {could_detect(comparison.detectable_drop)})"
     else:
