@@ -52,6 +52,7 @@ def test_inner_exit_code_output_and_result_files_come_back(tmp_path: Path) -> No
         "--junitxml=reports/junit.xml",
         "--hwcrypto-json",
         "reports/results.json",
+        "--hwcrypto-html=reports/report.html",
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"INNER {UmlBoard().release()} uml" in done.stdout
@@ -62,6 +63,10 @@ def test_inner_exit_code_output_and_result_files_come_back(tmp_path: Path) -> No
     results = json.loads((tmp_path / "reports/results.json").read_text())
     assert results["kernel"]["release"] == UmlBoard().release()
     assert results["board"]["kind"] == "uml"
+    # the HTML report came back, rewritten on the host with what the host added
+    report = (tmp_path / "reports/report.html").read_text()
+    assert "<td>board.kind</td><td>uml</td>" in report
+    assert f"<td>kernel.release</td><td>{UmlBoard().release()}</td>" in report
     assert list((tmp_path / "hwcrypto-artifacts").glob("uml-*-console.log"))
 
 
