@@ -27,7 +27,7 @@ from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
-from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV, HwcryptoRun
+from pytest_hwcrypto.run import BOARD_KIND_ENV, CRYPTODEV_STATE_ENV, HwcryptoRun, host_path
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
 from pytest_hwcrypto.vocabulary import AlgType
@@ -83,6 +83,29 @@ def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
         return
     if run.options.json:
         rec.write(Path(run.options.json))
+
+
+def terminal_summary(
+    reporter: pytest.TerminalReporter, config: pytest.Config, run: HwcryptoRun
+) -> None:
+    """The end-of-run summary (report/summary.py), once: by the xdist controller, and by
+    the session inside a board (the outer session only relays its output)."""
+    if hasattr(config, "workerinput"):
+        return
+    from pytest_hwcrypto.report.summary import TITLE, Context, summary_lines
+
+    context = Context(
+        verbosity=config.get_verbosity(),
+        width=config.get_terminal_writer().fullwidth,
+        json_path=host_path(run.options.json) if run.options.json else None,
+        board=os.environ.get(BOARD_KIND_ENV, "host"),
+        profile=str(run.profile.path) if run.profile else None,
+    )
+    lines = summary_lines(recorder(run).results(), context)
+    if context.verbosity > -2:
+        reporter.write_sep("=", TITLE)
+    for line in lines:
+        reporter.write_line(line.text, **line.markup)
 
 
 def record_and_judge(

@@ -148,6 +148,13 @@ class HwcryptoPlugin:
 
         fixtures.write_results(session.config, self.run)
 
+    def pytest_terminal_summary(
+        self, terminalreporter: pytest.TerminalReporter, config: pytest.Config
+    ) -> None:
+        from pytest_hwcrypto import fixtures
+
+        fixtures.terminal_summary(terminalreporter, config, self.run)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: merge a finished worker's results into ours."""

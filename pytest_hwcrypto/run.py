@@ -9,6 +9,7 @@ Options, the board profile and baseline are loaded once, and what the kernel sho
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,11 @@ INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
 # Set by the QEMU board's guest script when it was asked to load cryptodev-linux: how the
 # insmod went, so a session that finds no /dev/crypto can say why.
 CRYPTODEV_STATE_ENV = "HWCRYPTO_BOARD_CRYPTODEV"
+# Set by the guest script: which board this is (a BoardKind word).
+BOARD_KIND_ENV = "HWCRYPTO_BOARD_KIND"
+# Set by the outer session for the inner one: {board path: host path} of the result files
+# it copies out, so the inner session's summary names the files the caller will find.
+HOST_PATHS_ENV = "HWCRYPTO_BOARD_HOST_PATHS"
 
 
 @dataclass
@@ -82,6 +88,18 @@ def run_of(config: pytest.Config) -> HwcryptoRun:
 
 def inside_board(environ: Mapping[str, str] = os.environ) -> bool:
     return INSIDE_BOARD_ENV in environ
+
+
+def host_path(path: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Where a result file the session writes ends up for the caller (inside a board, the
+    host path the outer session copies it to)."""
+    absolute = str(Path(path).resolve())
+    try:
+        mapping = json.loads(environ.get(HOST_PATHS_ENV, "{}"))
+    except ValueError:
+        return absolute
+    found = mapping.get(absolute) if isinstance(mapping, dict) else None
+    return str(found) if found else absolute
 
 
 def build_run(
