@@ -19,6 +19,7 @@ from pytest_hwcrypto.block.volume import DEFAULT_SIZE, Volume, VolumeMaker
 from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
+from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
@@ -55,10 +56,32 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
 def recorder(run: HwcryptoRun) -> ResultsRecorder:
     if run.recorder is None:
         facts = kernel_facts(run)
+        kernel = {**facts.to_json(), "config_sha256": config_digest(facts.config_source)}
         run.recorder = ResultsRecorder(
-            kernel=facts.to_json(), inventory=[entry.to_json() for entry in inventory(run)]
+            kernel=kernel,
+            inventory=[entry.to_json() for entry in inventory(run)],
+            environment={**gather_environment(), "board": board_json(run), "seed": None},
         )
     return run.recorder
+
+
+def board_json(run: HwcryptoRun) -> dict[str, Any]:
+    """Which board the run measured on (host: none) and its profile."""
+    profile = run.profile
+    return {
+        "kind": os.environ.get(BOARD_KIND_ENV, "host"),
+        "profile": str(profile.path) if profile else None,
+        "profile_name": profile.name if profile else None,
+    }
+
+
+def seed_json(run: HwcryptoRun) -> dict[str, Any] | None:
+    """The run's seed of random cases: the one a suite used, else the configured one."""
+    if run.seed is not None:
+        return {"value": run.seed.value, "source": run.seed.source}
+    if run.options.seed is not None:
+        return {"value": run.options.seed, "source": "option --hwcrypto-seed"}
+    return None
 
 
 def report_header(run: HwcryptoRun) -> list[str]:
@@ -77,6 +100,7 @@ def report_header(run: HwcryptoRun) -> list[str]:
 
 def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
     rec = recorder(run)
+    rec.environment["seed"] = seed_json(run) or rec.environment.get("seed")
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller writes the file
         workeroutput[WORKER_OUTPUT_KEY] = rec.to_json()

@@ -106,3 +106,29 @@ def test_under_xdist_one_summary_of_every_worker(recording: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(
         ["*4 measurements, 1 findings*", " cbc-aes-engine *", " cbc(aes-generic) *"]
     )
+
+
+def test_results_json_carries_the_environment_and_validates(recording: pytest.Pytester) -> None:
+    import json
+
+    import jsonschema
+
+    from pytest_hwcrypto.model.results import json_schema
+
+    result = recording.runpytest(
+        "--hwcrypto",
+        "test_recording.py",
+        "--hwcrypto-json=out.json",
+        "--hwcrypto-seed=42",
+        "-p",
+        "no:xdist",
+    )
+    result.assert_outcomes(passed=2)
+    document = json.loads((recording.path / "out.json").read_text())
+    jsonschema.Draft202012Validator(json_schema()).validate(document)
+    environment = document["environment"]
+    assert environment["board"] == {"kind": "host", "profile": None, "profile_name": None}
+    assert set(environment["tools"]) == {"cryptsetup", "openssl", "fio", "lxc"}
+    assert environment["plugin_version"]
+    assert environment["seed"] == {"value": 42, "source": "option --hwcrypto-seed"}
+    assert "config_sha256" in document["kernel"]
