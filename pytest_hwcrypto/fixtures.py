@@ -132,6 +132,57 @@ def terminal_summary(
         reporter.write_line(line.text, **line.markup)
 
 
+# How many measurements this process had recorded when a test started (its JUnit properties
+# are about the ones recorded while it ran, or about its `algorithm` parameter).
+MEASURED_BEFORE = pytest.StashKey[int]()
+
+
+def note_test_start(item: pytest.Item, run: HwcryptoRun) -> None:
+    item.stash[MEASURED_BEFORE] = len(recorder(run).measurements)
+
+
+def add_case_properties(item: pytest.Item, run: HwcryptoRun) -> None:
+    """Source, driver, MiB/s and ratio of what the test measured, as JUnit properties."""
+    from pytest_hwcrypto.report.junit_properties import case_properties, measurements_of_test
+
+    rec = recorder(run)
+    suites = {mark.name.removeprefix("hwcrypto_") for mark in item.iter_markers()}
+    callspec = getattr(item, "callspec", None)
+    algorithm = callspec.params.get("algorithm") if callspec is not None else None
+    about = measurements_of_test(
+        rec.measurements,
+        item.stash.get(MEASURED_BEFORE, len(rec.measurements)),
+        suites,
+        algorithm if isinstance(algorithm, str) else None,
+    )
+    item.user_properties.extend(case_properties(about, rec.results()))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hwcrypto_suite_properties(
+    hwcrypto_run: HwcryptoRun, record_testsuite_property: Callable[[str, object], None]
+) -> Iterator[None]:
+    """Kernel, board and profile as JUnit testsuite properties; every finding at the end.
+
+    (pytest-xdist workers' testsuite properties do not reach the controller's XML: there,
+    the findings are in the results JSON and the summary.)
+    """
+    from pytest_hwcrypto.report.junit_properties import finding_properties, suite_properties
+
+    rec = recorder(hwcrypto_run)
+    board = rec.environment.get("board", {})
+    run = {
+        "kernel": rec.kernel.get("release"),
+        "board": board.get("kind"),
+        "profile": board.get("profile_name") or board.get("profile") or "none",
+    }
+    for name, value in suite_properties(run):
+        record_testsuite_property(name, value)
+    yield
+    for name, value in finding_properties(rec.findings):
+        record_testsuite_property(name, value)
+
+
 def record_and_judge(
     results: ResultsRecorder, verdict: Verdict, findings: Sequence[Finding] = ()
 ) -> None:

@@ -148,6 +148,19 @@ class HwcryptoPlugin:
 
         fixtures.write_results(session.config, self.run)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        from pytest_hwcrypto import fixtures
+
+        fixtures.note_test_start(item, self.run)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Before the teardown report, whose properties JUnit writes for the test case."""
+        from pytest_hwcrypto import fixtures
+
+        fixtures.add_case_properties(item, self.run)
+
     def pytest_terminal_summary(
         self, terminalreporter: pytest.TerminalReporter, config: pytest.Config
     ) -> None:

@@ -84,6 +84,12 @@ class Table:
         return f"{self.source}.{self.algorithm}{key}.{self.op}"
 
 
+def measurement_id(table: Table, driver: str, block_size: int | None) -> str:
+    """`afalg.cbc(aes).128.encrypt.cbc(aes-generic).4096`: one measured cell, the same in
+    every run that measures it (JUnit property names and LAVA test case names use it)."""
+    return f"{table.case_name()}.{driver}.{block_size if block_size is not None else 'all'}"
+
+
 def throughput_tables(results: Results, min_ratio: float = DEFAULT_MIN_RATIO) -> list[Table]:
     """Every group of the results' measurements as a table, in a stable order (by source,
     algorithm, key size, operation): the same results merged from xdist workers in
