@@ -6,7 +6,9 @@ Registered by plugin.py only when --hwcrypto is given, so other projects never s
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
@@ -28,13 +30,21 @@ from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
-from pytest_hwcrypto.run import BOARD_KIND_ENV, CRYPTODEV_STATE_ENV, HwcryptoRun, host_path
+from pytest_hwcrypto.run import (
+    BOARD_KIND_ENV,
+    CRYPTODEV_STATE_ENV,
+    LAVA_HELPER,
+    HwcryptoRun,
+    host_path,
+    inside_board,
+)
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
-from pytest_hwcrypto.vocabulary import AlgType
+from pytest_hwcrypto.vocabulary import AlgType, Suite
 
 if TYPE_CHECKING:
     from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
+    from pytest_hwcrypto.report.lava import Outcomes as LavaOutcomes
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
@@ -181,6 +191,41 @@ def hwcrypto_suite_properties(
     yield
     for name, value in finding_properties(rec.findings):
         record_testsuite_property(name, value)
+
+
+def lava_outcome(outcomes: LavaOutcomes, report: pytest.TestReport) -> None:
+    """Take in one phase's report of a test (controller and single process only)."""
+    from pytest_hwcrypto.report.lava import case_set_of
+
+    module = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    test_set = case_set_of(report.keywords, module, Suite.values())
+    outcomes.record(report.nodeid, report.when or "", report.outcome, test_set)
+
+
+def report_to_lava(
+    reporter: pytest.TerminalReporter,
+    config: pytest.Config,
+    run: HwcryptoRun,
+    outcomes: LavaOutcomes,
+) -> None:
+    """Every test and measurement as a LAVA test case, one test set per suite: through
+    LAVA's helpers where they are (never inside a board: the host's console is LAVA's),
+    else as the signal lines LAVA reads on the console."""
+    if hasattr(config, "workerinput"):
+        return
+    from pytest_hwcrypto.report.lava import case_sets
+
+    sets = case_sets(outcomes, recorder(run).results())
+    helper = shutil.which(LAVA_HELPER) if not inside_board() else None
+    if helper is None:
+        for test_set in sets:
+            for line in test_set.signals():
+                reporter.write_line(line)
+        return
+    sys.stdout.flush()
+    for test_set in sets:
+        for argv in test_set.helper_argvs():
+            subprocess.run(argv, check=False)
 
 
 def record_and_judge(

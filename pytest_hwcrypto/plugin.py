@@ -21,6 +21,7 @@ from pytest_hwcrypto.run import (
     RUN_KEY,
     HwcryptoRun,
     build_run,
+    lava_on,
     shipped_suites_dir,
     sweep_leftovers,
 )
@@ -123,6 +124,11 @@ class HwcryptoPlugin:
 
     def __init__(self, run: HwcryptoRun) -> None:
         self.run = run
+        self.lava = None
+        if lava_on(run.options.lava):
+            from pytest_hwcrypto.report.lava import Outcomes
+
+            self.lava = Outcomes()
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -167,6 +173,14 @@ class HwcryptoPlugin:
         from pytest_hwcrypto import fixtures
 
         fixtures.terminal_summary(terminalreporter, config, self.run)
+        if self.lava is not None:
+            fixtures.report_to_lava(terminalreporter, config, self.run, self.lava)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.lava is not None:
+            from pytest_hwcrypto import fixtures
+
+            fixtures.lava_outcome(self.lava, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

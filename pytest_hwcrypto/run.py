@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Mapping
+import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,23 @@ def run_of(config: pytest.Config) -> HwcryptoRun:
 
 def inside_board(environ: Mapping[str, str] = os.environ) -> bool:
     return INSIDE_BOARD_ENV in environ
+
+
+LAVA_HELPER = "lava-test-case"
+
+
+def lava_on(
+    configured: bool | None,
+    environ: Mapping[str, str] = os.environ,
+    which: Callable[[str], str | None] = shutil.which,
+) -> bool:
+    """--hwcrypto-lava as given, else on where LAVA runs the session: its helper is on PATH
+    or its variables are set. Inside a board the outer session decides (and passes it on)."""
+    if configured is not None:
+        return configured
+    if inside_board(environ):
+        return False
+    return which(LAVA_HELPER) is not None or any(name.startswith("LAVA_") for name in environ)
 
 
 def host_path(path: str, environ: Mapping[str, str] = os.environ) -> str:

@@ -33,7 +33,7 @@ from pytest_hwcrypto.boards.inner_pytest import (
     make_board,
     pytest_command,
 )
-from pytest_hwcrypto.run import HOST_PATHS_ENV, HwcryptoRun
+from pytest_hwcrypto.run import HOST_PATHS_ENV, HwcryptoRun, lava_on
 
 EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
 EXIT_TESTS_FAILED = 1
@@ -52,7 +52,7 @@ def run_pytest_session_in_board(
     run_dir = new_run_dir()
     try:
         inner = inner_pytest_args(
-            [*args, *input_files_from_elsewhere(run.settings)],
+            [*args, *input_files_from_elsewhere(run.settings), *_lava_option(run, args)],
             cwd,
             run_dir,
             color=stream.isatty(),
@@ -123,6 +123,13 @@ def _boot_and_run(
     stream.write(describe_result(result) + "\n")
     stream.flush()
     return result
+
+
+def _lava_option(run: HwcryptoRun, args: list[str]) -> list[str]:
+    """--hwcrypto-lava for the inner session when LAVA runs this (outer) one: LAVA reads
+    the signals the inner session prints, relayed on this console."""
+    given = any(arg.startswith("--hwcrypto-lava") for arg in args)
+    return ["--hwcrypto-lava"] if lava_on(run.options.lava) and not given else []
 
 
 def _terminal_width(stream: TextIO) -> dict[str, str]:
