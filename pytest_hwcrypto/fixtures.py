@@ -27,6 +27,7 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.ledger import Ledger
+from pytest_hwcrypto.measure.exclusive import measuring_serialized
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
@@ -298,17 +299,20 @@ def hwcrypto_results(hwcrypto_run: HwcryptoRun) -> ResultsRecorder:
 def concurrent_measuring_reason(config: pytest.Config, suite: str) -> str | None:
     """Why not to measure in this process: other xdist workers share the CPUs meanwhile.
 
-    Each worker would run its own measuring run, at the same time as the others and as
-    other suites' tests, and every number would be of a contended machine.
+    Under `-n N` with the default distribution the plugin makes the measuring suites wait
+    for their turn (`measuring_turn`), so they measure; with another `--dist` each worker
+    would run its own measuring run beside the others, and every number would be of a
+    contended machine.
     """
     workerinput = getattr(config, "workerinput", None)
     workers = int(workerinput.get("workercount", 1)) if workerinput else 1
-    if workers <= 1:
+    if workers <= 1 or measuring_serialized(config):
         return None
     return (
-        f"{suite} is not measured under pytest-xdist with {workers} workers: they would "
-        "compete for the CPUs being measured; run this suite on its own without -n "
-        f"(e.g. pytest --hwcrypto --hwcrypto-suite={suite})"
+        f"{suite} is not measured under pytest-xdist with {workers} workers and this "
+        "--dist: they would compete for the CPUs being measured; use the default "
+        "distribution (-n N alone, or --dist loadgroup), or run "
+        f"this suite without -n (pytest --hwcrypto --hwcrypto-suite={suite})"
     )
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pytest_hwcrypto.model.results import Results
 from pytest_hwcrypto.report.junit_properties import SUITE_SOURCES
 from pytest_hwcrypto.report.throughput_table import measurement_id, throughput_tables
+from pytest_hwcrypto.vocabulary import XDIST_MEASURING_GROUP
 
 MAX_NAME = 100
 _DIGEST_CHARS = 8
@@ -158,6 +159,8 @@ def _test_name(nodeid: str) -> str:
     `inventory.test_selftest_passed[aes-generic]`: the module keeps same-named tests of
     two modules apart without a counter that would shift when the selection changes."""
     path, _, name = nodeid.partition("::")
+    # pytest-xdist's loadgroup names a test's group after it: not part of its name
+    name = name.removesuffix(f"@{XDIST_MEASURING_GROUP}")
     module = path.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
     return f"{module}.{name}" if name else module
 
