@@ -70,7 +70,7 @@ def case_properties(about: Sequence[Measurement], context: Results) -> list[Prop
         size = measurement.block_size
         if row is not None and size is not None and size in row.ratios:
             properties.append((f"{cell}.ratio", f"{row.ratios[size]:.2f}"))
-    return properties
+    return [(str(name), str(value)) for name, value in properties]
 
 
 def suite_properties(run: dict[str, Any]) -> list[Property]:
@@ -91,7 +91,9 @@ def finding_properties(findings: Sequence[Finding]) -> list[Property]:
 
 
 def _distinct(name: str, values: Iterable[str]) -> list[Property]:
-    return [(f"{PREFIX}.{name}", value) for value in dict.fromkeys(values)]
+    # plain str: a test report carries these to the xdist controller, whose channel
+    # refuses the vocabulary's enum members
+    return [(f"{PREFIX}.{name}", str(value)) for value in dict.fromkeys(values)]
 
 
 def _table_of(measurement: Measurement, tables: Sequence[Table]) -> Table | None:

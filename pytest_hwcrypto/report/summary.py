@@ -244,14 +244,19 @@ def verdict_lines(results: Results, context: Context) -> list[Line]:
 
 
 def _detail(finding: Finding, context: Context) -> str:
-    """The finding's detail; cut to the width, without the "[afalg, 128-bit key, encrypt]"
-    after the algorithm, which the table above already says, so the numbers fit."""
+    """The finding's detail; to fit the width, its "[afalg, 128-bit key, encrypt]" is
+    written "[afalg 128 encrypt]" (still telling apart findings of the same algorithm on
+    other paths), and `-v` keeps it whole."""
     if context.verbosity >= 1:
         return finding.detail
-    return _CONTEXT_WORDS.sub("", finding.detail, count=1)
+    return _CONTEXT_WORDS.sub(_compact_context, finding.detail, count=1)
 
 
-_CONTEXT_WORDS = re.compile(r" \[[^\]]*\](?=:)")
+_CONTEXT_WORDS = re.compile(r"\[([^\],]+), (\d+)-bit key, ([^\]]+)\]")
+
+
+def _compact_context(match: re.Match[str]) -> str:
+    return f"[{match.group(1)} {match.group(2)} {match.group(3)}]"
 
 
 def _fit(text: str, context: Context) -> str:

@@ -61,7 +61,7 @@ def test_summary_after_the_tests_with_table_findings_and_json(recording: pytest.
             " cbc(aes-generic) * generic * 0.3 * 180",
             "findings (1):",
             "hw-loses-to-sw (1): a hardware driver is slower than software at some sizes",
-            "  cbc(aes): offload cbc-aes-engine is slower at 16 B",
+            "  cbc(aes) [afalg 128 encrypt]: offload cbc-aes-engine is slower at 16 B",
             f"results JSON: {recording.path / 'out' / 'results.json'}",
             "*= 2 passed*",
         ]
@@ -93,7 +93,9 @@ def test_width_follows_the_terminal(
 ) -> None:
     monkeypatch.setenv("COLUMNS", "50")
     result = recording.runpytest("--hwcrypto", "test_recording.py", "-p", "no:xdist")
-    finding = next(line for line in result.outlines if line.startswith("  cbc(aes): "))
+    finding = next(
+        line for line in result.outlines if line.startswith("  cbc(aes) [afalg 128 encrypt]: ")
+    )
     assert len(finding) == 50 and finding.endswith("…")
 
 

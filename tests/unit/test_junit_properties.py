@@ -49,6 +49,18 @@ def test_ratio_against_the_fastest_generic_at_the_same_size() -> None:
     assert props["hwcrypto.driver"] == "virtio_crypto_aes_cbc"
 
 
+def test_values_are_plain_strings_even_for_enum_sources() -> None:
+    """xdist's channel refuses enum members in a report's user_properties."""
+    from pytest_hwcrypto.model.results import Measurement
+    from pytest_hwcrypto.vocabulary import Source
+
+    enum_sourced = Measurement(
+        Source.AFALG, "cbc(aes)", "cbc(aes-generic)", 128, 16, "encrypt", 1.0
+    )
+    props = case_properties([enum_sourced], QEMU)
+    assert props and all(type(n) is str and type(v) is str for n, v in props)
+
+
 def test_suite_and_finding_names() -> None:
     assert suite_properties({"kernel": "6.1.176", "board": "uml", "profile": None}) == [
         ("hwcrypto.run.kernel", "6.1.176"),
