@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
@@ -21,22 +23,32 @@ from pytest_hwcrypto.block.volume import DEFAULT_SIZE, Volume, VolumeMaker
 from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
+from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.ledger import Ledger
+from pytest_hwcrypto.measure.exclusive import measuring_serialized
 from pytest_hwcrypto.model.results import Finding, Results, Verdict
 from pytest_hwcrypto.model.sensitivity import blind_below
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
-from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV, HwcryptoRun
+from pytest_hwcrypto.run import (
+    BOARD_KIND_ENV,
+    CRYPTODEV_STATE_ENV,
+    LAVA_HELPER,
+    HwcryptoRun,
+    host_path,
+    inside_board,
+)
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
-from pytest_hwcrypto.vocabulary import AlgType
+from pytest_hwcrypto.vocabulary import AlgType, Suite
 
 if TYPE_CHECKING:
     from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
+    from pytest_hwcrypto.report.lava import Outcomes as LavaOutcomes
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
@@ -58,10 +70,32 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
 def recorder(run: HwcryptoRun) -> ResultsRecorder:
     if run.recorder is None:
         facts = kernel_facts(run)
+        kernel = {**facts.to_json(), "config_sha256": config_digest(facts.config_source)}
         run.recorder = ResultsRecorder(
-            kernel=facts.to_json(), inventory=[entry.to_json() for entry in inventory(run)]
+            kernel=kernel,
+            inventory=[entry.to_json() for entry in inventory(run)],
+            environment={**gather_environment(), "board": board_json(run), "seed": None},
         )
     return run.recorder
+
+
+def board_json(run: HwcryptoRun) -> dict[str, Any]:
+    """Which board the run measured on (host: none) and its profile."""
+    profile = run.profile
+    return {
+        "kind": os.environ.get(BOARD_KIND_ENV, "host"),
+        "profile": str(profile.path) if profile else None,
+        "profile_name": profile.name if profile else None,
+    }
+
+
+def seed_json(run: HwcryptoRun) -> dict[str, Any] | None:
+    """The run's seed of random cases: the one a suite used, else the configured one."""
+    if run.seed is not None:
+        return {"value": run.seed.value, "source": run.seed.source}
+    if run.options.seed is not None:
+        return {"value": run.options.seed, "source": "option --hwcrypto-seed"}
+    return None
 
 
 def report_header(run: HwcryptoRun) -> list[str]:
@@ -80,6 +114,7 @@ def report_header(run: HwcryptoRun) -> list[str]:
 
 def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
     rec = recorder(run)
+    rec.environment["seed"] = seed_json(run) or rec.environment.get("seed")
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller writes the file
         workeroutput[WORKER_OUTPUT_KEY] = rec.to_json()
@@ -99,6 +134,115 @@ def write_html_report(results: Results, path: Path) -> None:
         write_session_report(results, path)
     except ReportError as error:
         warnings.warn(pytest.PytestWarning(f"--hwcrypto-html: {error}"), stacklevel=1)
+
+
+def terminal_summary(
+    reporter: pytest.TerminalReporter, config: pytest.Config, run: HwcryptoRun
+) -> None:
+    """The end-of-run summary (report/summary.py), once: by the xdist controller, and by
+    the session inside a board (the outer session only relays its output)."""
+    if hasattr(config, "workerinput"):
+        return
+    from pytest_hwcrypto.report.summary import TITLE, Context, summary_lines
+
+    context = Context(
+        verbosity=config.get_verbosity(),
+        width=config.get_terminal_writer().fullwidth,
+        json_path=host_path(run.options.json) if run.options.json else None,
+        board=os.environ.get(BOARD_KIND_ENV, "host"),
+        profile=str(run.profile.path) if run.profile else None,
+    )
+    lines = summary_lines(recorder(run).results(), context)
+    if context.verbosity > -2:
+        reporter.write_sep("=", TITLE)
+    for line in lines:
+        reporter.write_line(line.text, **line.markup)
+
+
+# How many measurements this process had recorded when a test started (its JUnit properties
+# are about the ones recorded while it ran, or about its `algorithm` parameter).
+MEASURED_BEFORE = pytest.StashKey[int]()
+
+
+def note_test_start(item: pytest.Item, run: HwcryptoRun) -> None:
+    item.stash[MEASURED_BEFORE] = len(recorder(run).measurements)
+
+
+def add_case_properties(item: pytest.Item, run: HwcryptoRun) -> None:
+    """Source, driver, MiB/s and ratio of what the test measured, as JUnit properties."""
+    from pytest_hwcrypto.report.junit_properties import case_properties, measurements_of_test
+
+    rec = recorder(run)
+    suites = {mark.name.removeprefix("hwcrypto_") for mark in item.iter_markers()}
+    callspec = getattr(item, "callspec", None)
+    algorithm = callspec.params.get("algorithm") if callspec is not None else None
+    about = measurements_of_test(
+        rec.measurements,
+        item.stash.get(MEASURED_BEFORE, len(rec.measurements)),
+        suites,
+        algorithm if isinstance(algorithm, str) else None,
+    )
+    item.user_properties.extend(case_properties(about, rec.results()))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hwcrypto_suite_properties(
+    hwcrypto_run: HwcryptoRun, record_testsuite_property: Callable[[str, object], None]
+) -> Iterator[None]:
+    """Kernel, board and profile as JUnit testsuite properties; every finding at the end.
+
+    (pytest-xdist workers' testsuite properties do not reach the controller's XML: there,
+    the findings are in the results JSON and the summary.)
+    """
+    from pytest_hwcrypto.report.junit_properties import finding_properties, suite_properties
+
+    rec = recorder(hwcrypto_run)
+    board = rec.environment.get("board", {})
+    run = {
+        "kernel": rec.kernel.get("release"),
+        "board": board.get("kind"),
+        "profile": board.get("profile_name") or board.get("profile") or "none",
+    }
+    for name, value in suite_properties(run):
+        record_testsuite_property(name, value)
+    yield
+    for name, value in finding_properties(rec.findings):
+        record_testsuite_property(name, value)
+
+
+def lava_outcome(outcomes: LavaOutcomes, report: pytest.TestReport) -> None:
+    """Take in one phase's report of a test (controller and single process only)."""
+    from pytest_hwcrypto.report.lava import case_set_of
+
+    module = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    test_set = case_set_of(report.keywords, module, Suite.values())
+    outcomes.record(report.nodeid, report.when or "", report.outcome, test_set)
+
+
+def report_to_lava(
+    reporter: pytest.TerminalReporter,
+    config: pytest.Config,
+    run: HwcryptoRun,
+    outcomes: LavaOutcomes,
+) -> None:
+    """Every test and measurement as a LAVA test case, one test set per suite: through
+    LAVA's helpers where they are (never inside a board: the host's console is LAVA's),
+    else as the signal lines LAVA reads on the console."""
+    if hasattr(config, "workerinput"):
+        return
+    from pytest_hwcrypto.report.lava import case_sets
+
+    sets = case_sets(outcomes, recorder(run).results())
+    helper = shutil.which(LAVA_HELPER) if not inside_board() else None
+    if helper is None:
+        for test_set in sets:
+            for line in test_set.signals():
+                reporter.write_line(line)
+        return
+    sys.stdout.flush()
+    for test_set in sets:
+        for argv in test_set.helper_argvs():
+            subprocess.run(argv, check=False)
 
 
 def record_and_judge(
@@ -184,17 +328,20 @@ def hwcrypto_results(hwcrypto_run: HwcryptoRun) -> ResultsRecorder:
 def concurrent_measuring_reason(config: pytest.Config, suite: str) -> str | None:
     """Why not to measure in this process: other xdist workers share the CPUs meanwhile.
 
-    Each worker would run its own measuring run, at the same time as the others and as
-    other suites' tests, and every number would be of a contended machine.
+    Under `-n N` with the default distribution the plugin makes the measuring suites wait
+    for their turn (`measuring_turn`), so they measure; with another `--dist` each worker
+    would run its own measuring run beside the others, and every number would be of a
+    contended machine.
     """
     workerinput = getattr(config, "workerinput", None)
     workers = int(workerinput.get("workercount", 1)) if workerinput else 1
-    if workers <= 1:
+    if workers <= 1 or measuring_serialized(config):
         return None
     return (
-        f"{suite} is not measured under pytest-xdist with {workers} workers: they would "
-        "compete for the CPUs being measured; run this suite on its own without -n "
-        f"(e.g. pytest --hwcrypto --hwcrypto-suite={suite})"
+        f"{suite} is not measured under pytest-xdist with {workers} workers and this "
+        "--dist: they would compete for the CPUs being measured; use the default "
+        "distribution (-n N alone, or --dist loadgroup), or run "
+        f"this suite without -n (pytest --hwcrypto --hwcrypto-suite={suite})"
     )
 
 

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_hwcrypto.measure import exclusive
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.run import (
     RUN_KEY,
     HwcryptoRun,
     build_run,
+    lava_on,
     shipped_suites_dir,
     sweep_leftovers,
 )
@@ -92,6 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # once per run: the controller, not each worker
         run.swept = sweep_leftovers()
     config.pluginmanager.register(HwcryptoPlugin(run), PLUGIN_NAME)
+    exclusive.take_turns(config)
     config.pluginmanager.register(fixtures, FIXTURES_NAME)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths on the command line: run the shipped suites, wherever we are.
@@ -123,6 +127,11 @@ class HwcryptoPlugin:
 
     def __init__(self, run: HwcryptoRun) -> None:
         self.run = run
+        self.lava = None
+        if lava_on(run.options.lava):
+            from pytest_hwcrypto.report.lava import Outcomes
+
+            self.lava = Outcomes()
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -138,15 +147,61 @@ class HwcryptoPlugin:
             config.hook.pytest_deselected(items=deselected)
             items[:] = selected
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        with exclusive.measuring_turn(item):
+            yield
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        return (
+            exclusive.measuring_scheduler(config, log)
+            if exclusive.measuring_serialized(config)
+            else None
+        )
+
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         from pytest_hwcrypto import fixtures
 
-        return fixtures.report_header(self.run)
+        return fixtures.report_header(self.run) + exclusive.measuring_lines(config)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from pytest_hwcrypto import fixtures
 
         fixtures.write_results(session.config, self.run)
+        exclusive.remove_lock(session.config)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        from pytest_hwcrypto import fixtures
+
+        fixtures.note_test_start(item, self.run)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Before the teardown report, whose properties JUnit writes for the test case."""
+        from pytest_hwcrypto import fixtures
+
+        fixtures.add_case_properties(item, self.run)
+
+    def pytest_terminal_summary(
+        self, terminalreporter: pytest.TerminalReporter, config: pytest.Config
+    ) -> None:
+        from pytest_hwcrypto import fixtures
+
+        fixtures.terminal_summary(terminalreporter, config, self.run)
+        if self.lava is not None:
+            fixtures.report_to_lava(terminalreporter, config, self.run, self.lava)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.lava is not None:
+            from pytest_hwcrypto import fixtures
+
+            fixtures.lava_outcome(self.lava, report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        exclusive.configure_node(node)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

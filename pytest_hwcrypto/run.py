@@ -9,8 +9,10 @@ Options, the board profile and baseline are loaded once, and what the kernel sho
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
-from collections.abc import Mapping
+import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,11 @@ INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
 # Set by the QEMU board's guest script when it was asked to load cryptodev-linux: how the
 # insmod went, so a session that finds no /dev/crypto can say why.
 CRYPTODEV_STATE_ENV = "HWCRYPTO_BOARD_CRYPTODEV"
+# Set by the guest script: which board this is (a BoardKind word).
+BOARD_KIND_ENV = "HWCRYPTO_BOARD_KIND"
+# Set by the outer session for the inner one: {board path: host path} of the result files
+# it copies out, so the inner session's summary names the files the caller will find.
+HOST_PATHS_ENV = "HWCRYPTO_BOARD_HOST_PATHS"
 
 
 @dataclass
@@ -82,6 +89,35 @@ def run_of(config: pytest.Config) -> HwcryptoRun:
 
 def inside_board(environ: Mapping[str, str] = os.environ) -> bool:
     return INSIDE_BOARD_ENV in environ
+
+
+LAVA_HELPER = "lava-test-case"
+
+
+def lava_on(
+    configured: bool | None,
+    environ: Mapping[str, str] = os.environ,
+    which: Callable[[str], str | None] = shutil.which,
+) -> bool:
+    """--hwcrypto-lava as given, else on where LAVA runs the session: its helper is on PATH
+    or its variables are set. Inside a board the outer session decides (and passes it on)."""
+    if configured is not None:
+        return configured
+    if inside_board(environ):
+        return False
+    return which(LAVA_HELPER) is not None or any(name.startswith("LAVA_") for name in environ)
+
+
+def host_path(path: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Where a result file the session writes ends up for the caller (inside a board, the
+    host path the outer session copies it to)."""
+    absolute = str(Path(path).resolve())
+    try:
+        mapping = json.loads(environ.get(HOST_PATHS_ENV, "{}"))
+    except ValueError:
+        return absolute
+    found = mapping.get(absolute) if isinstance(mapping, dict) else None
+    return str(found) if found else absolute
 
 
 def build_run(

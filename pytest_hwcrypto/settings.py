@@ -284,6 +284,17 @@ class Options:
         flag=True,
     )
 
+    # None: decided at run time (on when LAVA's helper or environment is there).
+    lava: bool | None = _setting(
+        "report every test and measurement as a LAVA test case (lava-test-case, or the "
+        "<LAVA_SIGNAL_...> lines without it); default: on when lava-test-case is on PATH "
+        "or LAVA_* variables are set",
+        parse_bool,
+        "BOOL",
+        None,
+        flag=True,
+    )
+
     @classmethod
     def from_resolved(cls, resolved: Mapping[str, Resolved]) -> Options:
         return cls(**{name: setting.value for name, setting in resolved.items()})

@@ -127,6 +127,14 @@ class Suite(Word):
         return f"hwcrypto_{self.value}"
 
 
+# Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
+# run (measure/exclusive.py). "lxc" by name: that suite measures too.
+MEASURING_SUITES: frozenset[str] = frozenset(
+    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc"}
+)
+XDIST_MEASURING_GROUP = "hwcrypto-measuring"
+
+
 class BoardKind(Word):
     """The virtual boards `--hwcrypto-vm` and `hwcrypto vm` boot."""
 

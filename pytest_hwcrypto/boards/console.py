@@ -59,6 +59,19 @@ def _strip_timestamp(line: str) -> str:
     return re.sub(r"^\[\s*\d+\.\d+\]\s*", "", line)
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _console_text(text: str, keep_returns: bool) -> str:
+    """The guest's pty ends lines with CR LF: plain LF here. A lone CR (pytest redrawing its
+    "collecting ..." line) is kept for a terminal, which redraws too, and dropped for a
+    file or pipe."""
+    text = text.replace("\r\n", "\n")
+    return text if keep_returns else text.replace("\r", "")
+
+
 def _die_with_parent() -> None:
     """Run in the board's process before exec: the kernel kills it if we die.
 
@@ -97,6 +110,10 @@ class Console:
         self._cwd = cwd
         self._child: pexpect.spawn | None = None
 
+    # How often the console is polled while no line ends (also how often the run's timeout
+    # is checked).
+    poll_seconds = 5.0
+
     @property
     def pid(self) -> int | None:
         return self._child.pid if self._child is not None else None
@@ -109,38 +126,52 @@ class Console:
         boot_seconds: float | None = None
         exit_code: int | None = None
         timed_out = False
+        keep_returns = stream is not None and _is_terminal(stream)
         with open(self.log_path, "w", encoding="utf-8", errors="replace") as log:
             child = self._spawn()
             try:
                 streaming = False
+                # What was already passed on of the line being written: on a poll timeout
+                # pexpect gives the unfinished line again (it stays in its buffer), and only
+                # its new part may be passed on -- else pytest's progress line repeats
+                # `suites/test_x.py ` once per poll while a slow test runs.
+                partial = ""
                 while True:
                     remaining = timeout - (time.monotonic() - started)
                     if remaining <= 0:
                         timed_out = True
                         break
                     index = child.expect(
-                        ["\n", pexpect.EOF, pexpect.TIMEOUT], timeout=min(remaining, 5.0)
+                        ["\n", pexpect.EOF, pexpect.TIMEOUT],
+                        timeout=min(remaining, self.poll_seconds),
                     )
-                    text = (child.before or "") + ("\n" if index == 0 else "")
-                    text = text.replace("\r", "")
-                    if not text and index != 0:
-                        if index == 1:
-                            break
+                    line = (child.before or "") + ("\n" if index == 0 else "")
+                    new = line[len(partial) :] if line.startswith(partial) else line
+                    already = partial if line.startswith(partial) else ""
+                    partial = line if index == 2 else ""
+                    if new:
+                        log.write(new.replace("\r", ""))
+                    if index == 2:  # an unfinished line: pass its new part on as it comes
+                        if streaming and stream is not None and new:
+                            stream.write(_console_text(new, keep_returns))
+                            stream.flush()
                         continue
-                    log.write(text)
-                    if READY_MARKER in text and not streaming:
+                    whole = _console_text(line, keep_returns)
+                    if READY_MARKER in whole and not streaming:
                         streaming = True
                         boot_seconds = time.monotonic() - started
                         if on_ready is not None:
                             on_ready()
                         continue
-                    match = _EXIT_PATTERN.search(text)
+                    text = _console_text(new, keep_returns)
+                    match = _EXIT_PATTERN.search(whole)
                     if match:
                         exit_code = int(match.group(1))
                         # Output without a final newline shares the marker's line.
-                        text = text[: match.start()]
-                        text = text + "\n" if text else ""
-                    if streaming and stream is not None:
+                        before = whole[: match.start()]
+                        text = before[len(_console_text(already, keep_returns)) :]
+                        text = text + "\n" if before else ""
+                    if streaming and stream is not None and text:
                         stream.write(text)
                         stream.flush()
                     if match:

@@ -34,7 +34,7 @@ from pytest_hwcrypto.boards.inner_pytest import (
     make_board,
     pytest_command,
 )
-from pytest_hwcrypto.run import HwcryptoRun
+from pytest_hwcrypto.run import HOST_PATHS_ENV, HwcryptoRun, lava_on
 
 EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
 EXIT_TESTS_FAILED = 1
@@ -53,14 +53,25 @@ def run_pytest_session_in_board(
     run_dir = new_run_dir()
     try:
         inner = inner_pytest_args(
-            [*args, *input_files_from_elsewhere(run.settings)],
+            [*args, *input_files_from_elsewhere(run.settings), *_lava_option(run, args)],
             cwd,
             run_dir,
             color=stream.isatty(),
         )
         copy_input_files(inner, run_dir)
         try:
-            result = _boot_and_run(board, pytest_command(inner.args), cwd, run_dir, run, stream)
+            host_paths = {
+                str(run_dir / name): str(path) for name, path in inner.result_files.items()
+            }
+            result = _boot_and_run(
+                board,
+                pytest_command(inner.args),
+                cwd,
+                run_dir,
+                run,
+                stream,
+                {HOST_PATHS_ENV: json.dumps(host_paths), **_terminal_width(stream)},
+            )
         except BoardError as error:  # host-side preparation failed (building a module)
             stream.write(f"ERROR: hwcrypto: {error}\n")
             return EXIT_BOARD_UNAVAILABLE
@@ -89,7 +100,13 @@ def run_command_in_board(
 
 
 def _boot_and_run(
-    board: Board, command: str, cwd: Path, run_dir: Path, run: HwcryptoRun, stream: TextIO
+    board: Board,
+    command: str,
+    cwd: Path,
+    run_dir: Path,
+    run: HwcryptoRun,
+    stream: TextIO,
+    extra_env: dict[str, str] | None = None,
 ) -> BoardResult:
     stream.write(f"hwcrypto: booting {board.name} board, kernel {board.kernel_description()}\n")
     stream.flush()
@@ -97,6 +114,7 @@ def _boot_and_run(
     # The command finds this environment's programs (hwcrypto, pytest) as the board's own
     # helpers do, whether or not the venv was activated.
     env["PATH"] = path_with_environment()
+    env.update(extra_env or {})
     result = board.run(
         command,
         cwd=cwd,
@@ -109,6 +127,21 @@ def _boot_and_run(
     stream.write(describe_result(result) + "\n")
     stream.flush()
     return result
+
+
+def _lava_option(run: HwcryptoRun, args: list[str]) -> list[str]:
+    """--hwcrypto-lava for the inner session when LAVA runs this (outer) one: LAVA reads
+    the signals the inner session prints, relayed on this console."""
+    given = any(arg.startswith("--hwcrypto-lava") for arg in args)
+    return ["--hwcrypto-lava"] if lava_on(run.options.lava) and not given else []
+
+
+def _terminal_width(stream: TextIO) -> dict[str, str]:
+    """COLUMNS for the inner session: the board's console is a pty of its own size, and
+    the summary should fit the caller's terminal (pytest reads COLUMNS)."""
+    if "COLUMNS" in os.environ or not stream.isatty():
+        return {}
+    return {"COLUMNS": str(shutil.get_terminal_size().columns)}
 
 
 def describe_result(result: BoardResult) -> str:

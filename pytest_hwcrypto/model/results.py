@@ -21,6 +21,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Union
 
@@ -216,6 +217,9 @@ class Results:
     measurements: list[Measurement] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
+    # What else the numbers depend on: board, CPU, tools, plugin version, seed (written
+    # only when known: parser output has none).
+    environment: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def inventory_items(self) -> list[InventoryItem]:
@@ -230,6 +234,8 @@ class Results:
             "findings": [finding.to_json() for finding in self.findings],
             "verdicts": [verdict.to_json() for verdict in self.verdicts],
         }
+        if self.environment:
+            data["environment"] = dict(self.environment)
         return _with_extra(data, self.extra)
 
     @classmethod
@@ -263,9 +269,22 @@ class Results:
                 Verdict.from_json(entry, f"{source_name}: verdicts[{index}]")
                 for index, entry in enumerate(reader.array("verdicts"))
             ],
+            environment=reader.mapping("environment"),
         )
         results.extra = reader.unread()
         return results
+
+
+RESULTS_SCHEMA_FILE = "results.schema.json"
+COMPARE_SCHEMA_FILE = "compare.schema.json"
+
+
+def json_schema(name: str = RESULTS_SCHEMA_FILE) -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) shipped with the package: the results file's
+    (`results.schema.json`) or `hwcrypto compare --json`'s (`compare.schema.json`)."""
+    text = resources.files("pytest_hwcrypto.model").joinpath(name).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def read_json_object(path: PathLike) -> dict[str, Any]:

@@ -30,6 +30,7 @@ WORKER_OUTPUT_KEY = "hwcrypto_results"
 class ResultsRecorder:
     kernel: dict[str, Any] = field(default_factory=dict)
     inventory: list[dict[str, Any]] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)
     _measurements: list[Measurement] = field(default_factory=list)
     _findings: list[Finding] = field(default_factory=list)
     _verdicts: list[Verdict] = field(default_factory=list)
@@ -83,6 +84,7 @@ class ResultsRecorder:
                 measurements=list(self._measurements),
                 findings=list(self._findings),
                 verdicts=list(self._verdicts),
+                environment=dict(self.environment),
             )
 
     def to_json(self) -> dict[str, Any]:
@@ -96,6 +98,10 @@ class ResultsRecorder:
         worker = Results.from_json(other, "an xdist worker's results")
         with self._lock:
             self.kernel = self.kernel or worker.kernel
+            # Workers know what the controller may not have computed (the run's seed).
+            for key, value in worker.environment.items():
+                if self.environment.get(key) is None:
+                    self.environment[key] = value
             self.inventory = _union_inventory(self.inventory, worker.inventory)
             self._measurements.extend(worker.measurements)
             self._findings.extend(f for f in worker.findings if f not in self._findings)

@@ -258,7 +258,11 @@ def test_results_json_is_merged_across_xdist_workers(pytester: pytest.Pytester) 
 
 
 def test_throughput_is_not_measured_by_competing_xdist_workers(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--hwcrypto", "--hwcrypto-suite=throughput", "-n", "2", "-rs")
+    """Under a --dist that would run it beside other tests, the suite skips, saying why (the
+    default -n N makes measuring tests take turns instead: test_xdist_measuring.py)."""
+    result = pytester.runpytest(
+        "--hwcrypto", "--hwcrypto-suite=throughput", "-n", "2", "--dist", "worksteal", "-rs"
+    )
     result.stdout.fnmatch_lines(["*throughput is not measured under pytest-xdist with 2 workers*"])
     assert "skcipher" not in result.stdout.str(), "the xdist reason comes before any other"
 
