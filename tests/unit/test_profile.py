@@ -80,7 +80,8 @@ def test_good_profile_loads_everything() -> None:
         ),
         (
             '[boards]\nname="x"\n',
-            "b.toml: unknown table 'boards' (expected one of board, expect, rule, waive, settings)",
+            "b.toml: unknown table 'boards' "
+            "(expected one of board, expect, rule, waive, settings, containers)",
         ),
     ],
 )

@@ -1,0 +1,383 @@
+"""The lxc suite: crypto devices passed into LXC containers the way users do it, and the
+same checks inside the container as on the host.
+
+Each container is made by the `hwcrypto_lxc` fixture (busybox, no network, this
+interpreter and the plugin bound read-only, devices passed by cgroup allow + bind mount +
+autodev hook with the host's numbers). The checks run `container.probe` on both sides:
+
+* each device the board's containers must get (`[containers] devices`, else the crypto
+  nodes present: /dev/crypto, /dev/hwrng; else /dev/loop-control standing in) is inside
+  with the host's kind, major:minor and mode, opens as on the host, and is still so after
+  a restart (the autodev hook); the same node made but not allowed is refused (EPERM);
+* the plugin's own container configs and the board's (`[containers] configs`, else every
+  config under LXC's path) restrict devices, or `container-devices-unrestricted` (fails
+  unless waived with `[[waive]] container = PATH, check = "container-devices-unrestricted"`);
+* AF_ALG inside: the kernel hands the container the same winner as the host, and the
+  ciphertext equals pyca `cryptography`'s;
+* /dev/crypto inside (when the host has it): CIOCGSESSINFO names the same driver inside
+  as outside, ciphertexts equal pyca's, and preferring another driver on the host changes
+  what the container gets;
+* the same driver's throughput inside and outside, interleaved: `container-overhead` when
+  the container is more than 5 % slower (the test fails only when clearly so);
+* `openssl engine -t afalg` inside says what it says on the host.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.container import audit, probe
+from pytest_hwcrypto.container.lxc import Container
+from pytest_hwcrypto.kernel import cryptodev
+from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.kernel.rerank import Preference
+from pytest_hwcrypto.model.results import Finding, Verdict
+from pytest_hwcrypto.model.stats import SampleStats, ratio_interval
+from pytest_hwcrypto.profile import BoardProfile
+from pytest_hwcrypto.report.recorder import ResultsRecorder
+from pytest_hwcrypto.run import run_of
+from pytest_hwcrypto.vocabulary import DEFAULT_CONTAINER_OVERHEAD, MIB, FindingKind
+
+pytestmark = pytest.mark.hwcrypto_lxc
+
+MakeContainer = Callable[..., Container]
+CRYPTO_NODES = ("/dev/crypto", "/dev/hwrng")
+# A device every board with loop support has, standing in when no crypto node exists.
+STAND_IN = "/dev/loop-control"
+CIPHERS = ("cbc(aes)", "xts(aes)")
+KEY = bytes(range(64))
+IV = bytes(range(16, 32))
+PLAINTEXT = bytes(range(256)) * 4
+RATE_BLOCK = 65536
+RATE_SECONDS = 0.4
+RATE_ROUNDS = 5
+UNRESTRICTED = FindingKind.CONTAINER_DEVICES_UNRESTRICTED
+
+
+def board_devices(config: pytest.Config) -> list[str]:
+    profile = run_of(config).profile
+    if profile is not None and profile.containers is not None and profile.containers.devices:
+        return list(profile.containers.devices)
+    present = [node for node in CRYPTO_NODES if Path(node).exists()]
+    return present or [STAND_IN]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" in metafunc.fixturenames:
+        devices = board_devices(metafunc.config)
+        metafunc.parametrize("device", devices, ids=devices)
+    if "cipher" in metafunc.fixturenames:
+        metafunc.parametrize("cipher", CIPHERS)
+
+
+def inside(container: Container, *args: str) -> dict[str, Any]:
+    done = container.run(shlex.join(probe.command(*args)))
+    return probe.parse_answer(done.output)
+
+
+def pyca_encrypt(cipher: str, key: bytes, iv: bytes, data: bytes) -> bytes:
+    mode: modes.CBC | modes.XTS = modes.XTS(iv) if cipher == "xts(aes)" else modes.CBC(iv)
+    encryptor = Cipher(algorithms.AES(key), mode).encryptor()
+    return encryptor.update(data) + encryptor.finalize()
+
+
+def key_for(cipher: str) -> bytes:
+    return KEY[:64] if cipher.startswith("xts") else KEY[:32]
+
+
+def judge(
+    results: ResultsRecorder, rule: str, failures: Sequence[str], passed_message: str
+) -> None:
+    message = "; ".join(failures) if failures else passed_message
+    fixtures.record_and_judge(results, Verdict(rule, not failures, message))
+
+
+# --- devices ------------------------------------------------------------------------------
+
+
+def test_device_is_inside_with_the_hosts_numbers_and_survives_a_restart(
+    device: str, hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+) -> None:
+    if not Path(device).exists():
+        pytest.fail(f"{device}: the board's containers must get it, but the host has none")
+    host = probe.here("node", device)
+    container = hwcrypto_lxc([device])
+    failures = []
+    for when in ("started", "restarted"):
+        seen = inside(container, "node", device)
+        for key in ("kind", "numbers", "mode", "open"):
+            if seen.get(key) != host.get(key):
+                failures.append(f"{when}: {key} inside {seen.get(key)!r}, host {host.get(key)!r}")
+        if when == "started":
+            container.restart()
+    judge(
+        hwcrypto_results,
+        f"lxc-device {device}",
+        failures,
+        f"{device} inside as on the host ({host['kind']} {host['numbers']} {host['mode']}, "
+        f"open {host['open']}), also after a restart",
+    )
+
+
+def test_device_not_allowed_is_refused_even_with_its_node(
+    device: str, hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+) -> None:
+    node = probe.here("node", device)
+    if "error" in node:
+        pytest.fail(f"{device}: {node['error']}")
+    container = hwcrypto_lxc([], refused=[device])
+    seen = inside(container, "node", device)
+    kind, numbers = node["kind"], node["numbers"].split(":")
+    made = inside(container, "mknod", "/tmp/hwcrypto-node", kind, *numbers)
+    failures = []
+    if seen.get("numbers") != node["numbers"]:
+        failures.append(f"the hook and bind did not make the node: {seen}")
+    if seen.get("open") != "EPERM":
+        failures.append(f"open of the node inside gave {seen.get('open')!r}, not EPERM")
+    if made.get("open", made.get("mknod")) != "EPERM":
+        failures.append(f"a node mknod'ed inside: {made}, not EPERM")
+    judge(
+        hwcrypto_results,
+        f"lxc-refused {device}",
+        failures,
+        f"{device} not allowed: its node is there and open gives EPERM; mknod inside: "
+        f"{made.get('mknod')}",
+    )
+
+
+def test_container_configs_restrict_devices(
+    hwcrypto_lxc: MakeContainer,
+    hwcrypto_profile: BoardProfile | None,
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    own = hwcrypto_lxc([])
+    keys = hwcrypto_profile.containers if hwcrypto_profile else None
+    patterns = [str(own.config_path)]
+    patterns += (
+        list(keys.configs) if keys and keys.configs is not None else audit.default_patterns()
+    )
+    failures: list[str] = []
+    waived: list[str] = []
+    for path in audit.unrestricted_configs(patterns):
+        detail = f"{path} has no device policy: its container gets every host device"
+        waiver = hwcrypto_profile.waiver_for(str(path), UNRESTRICTED) if hwcrypto_profile else None
+        hwcrypto_results.add_finding(
+            Finding(
+                UNRESTRICTED,
+                "",
+                detail + (f" (waived: {waiver.reason})" if waiver else ""),
+                {"config": str(path)},
+            )
+        )
+        (waived if waiver else failures).append(detail)
+    judge(
+        hwcrypto_results,
+        "lxc-device-policy",
+        failures,
+        f"every container config restricts devices ({', '.join(patterns)})"
+        + (f"; waived: {len(waived)}" if waived else ""),
+    )
+
+
+# --- AF_ALG -----------------------------------------------------------------------------
+
+
+def test_afalg_inside_gets_the_hosts_winner(
+    cipher: str, hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+) -> None:
+    args = ("afalg", cipher, key_for(cipher).hex(), IV.hex(), PLAINTEXT.hex())
+    host = probe.here(*args)
+    if "error" in host:
+        pytest.skip(f"{cipher} through AF_ALG on the host: {host['error']}")
+    seen = inside(hwcrypto_lxc([]), *args)
+    expected = pyca_encrypt(cipher, key_for(cipher), IV, PLAINTEXT).hex()
+    failures = []
+    if seen.get("driver") != host["driver"]:
+        failures.append(f"inside got {seen.get('driver')!r} ({seen}), host {host['driver']!r}")
+    if seen.get("out") != expected:
+        failures.append("the ciphertext inside differs from pyca cryptography's")
+    judge(
+        hwcrypto_results,
+        f"lxc-afalg {cipher}",
+        failures,
+        f"{cipher} inside and on the host: {host['driver']} ({host['evidence']}), "
+        "ciphertext equal to pyca's",
+    )
+
+
+# --- /dev/crypto --------------------------------------------------------------------------
+
+
+def cbc_drivers(inventory: Sequence[InventoryEntry]) -> list[str]:
+    """The cbc(aes) drivers a session could get: registered, not internal, self-tested."""
+    return sorted(
+        {
+            e.driver
+            for e in inventory
+            if e.name == "cbc(aes)" and not e.alg.internal and e.alg.selftest != "unknown"
+        }
+    )
+
+
+@pytest.fixture
+def dev_crypto() -> str:
+    reason = cryptodev.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    return str(cryptodev.DEV_CRYPTO)
+
+
+def test_cryptodev_inside_reports_the_hosts_driver_and_follows_reranking(
+    dev_crypto: str,
+    hwcrypto_lxc: MakeContainer,
+    hwcrypto_prefer: Callable[[str], Preference],
+    hwcrypto_inventory: list[InventoryEntry],
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    args = ("cryptodev", "cbc(aes)", KEY[:32].hex(), IV.hex(), PLAINTEXT.hex())
+    container = hwcrypto_lxc([dev_crypto])
+    expected = pyca_encrypt("cbc(aes)", KEY[:32], IV, PLAINTEXT).hex()
+    failures: list[str] = []
+    seen_drivers = []
+
+    def compare(label: str, preferred: str | None) -> None:
+        host, seen = probe.here(*args), inside(container, *args)
+        seen_drivers.append(f"{label}: {seen.get('driver')}")
+        if "error" in host or "error" in seen:
+            failures.append(f"{label}: host {host}, inside {seen}")
+            return
+        if seen["driver"] != host["driver"]:
+            failures.append(
+                f"{label}: CIOCGSESSINFO inside {seen['driver']}, host {host['driver']}"
+            )
+        if preferred is not None and seen["driver"] != preferred:
+            failures.append(f"{label}: the container got {seen['driver']}, not {preferred}")
+        if seen["out"] != expected or host["out"] != expected:
+            failures.append(f"{label}: ciphertext differs from pyca cryptography's")
+
+    compare("as registered", None)
+    winner = seen_drivers[0].split(": ", 1)[1]
+    others = [d for d in cbc_drivers(hwcrypto_inventory) if d != winner]
+    for driver in others:
+        hwcrypto_prefer(driver)
+        compare(f"{driver} preferred on the host", driver)
+    judge(
+        hwcrypto_results,
+        "lxc-cryptodev cbc(aes)",
+        failures,
+        "CIOCGSESSINFO inside = host, ciphertext = pyca's; " + "; ".join(seen_drivers),
+    )
+
+
+# --- throughput ---------------------------------------------------------------------------
+
+
+def _rate_args() -> list[tuple[str, ...]]:
+    paths: list[tuple[str, ...]] = []
+    host = probe.here("afalg", "cbc(aes)", KEY[:32].hex(), IV.hex(), PLAINTEXT.hex())
+    if "driver" in host:
+        paths.append(("afalg-rate", host["driver"], str(RATE_BLOCK), str(RATE_SECONDS)))
+    if cryptodev.unavailable_reason() is None:
+        paths.append(("cryptodev-rate", "cbc(aes)", str(RATE_BLOCK), str(RATE_SECONDS)))
+    return paths
+
+
+def interleaved_rates(
+    container: Container, args: Sequence[str]
+) -> tuple[list[float], list[float], set[str]]:
+    """Host, container, host, ... RATE_ROUNDS times each: bytes/s on each side, drivers."""
+    host_rates: list[float] = []
+    inside_rates: list[float] = []
+    drivers: set[str] = set()
+    for _ in range(RATE_ROUNDS):
+        for rates, run in ((host_rates, probe.here), (inside_rates, None)):
+            answer = run(*args) if run is not None else inside(container, *args)
+            if "error" in answer:
+                pytest.fail(f"{args[0]}: {answer['error']}", pytrace=False)
+            rates.append(float(answer["bytes_per_second"]))
+            drivers.add(str(answer["driver"]))
+    return host_rates, inside_rates, drivers
+
+
+def test_throughput_inside_is_within_the_overhead_bar(
+    pytestconfig: pytest.Config,
+    hwcrypto_lxc: MakeContainer,
+    hwcrypto_inventory: list[InventoryEntry],
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    reason = fixtures.concurrent_measuring_reason(pytestconfig, "lxc")
+    if reason:
+        pytest.skip(reason)
+    paths = _rate_args()
+    if not paths:
+        pytest.skip("neither AF_ALG cbc(aes) nor /dev/crypto works on this kernel")
+    devices = [str(cryptodev.DEV_CRYPTO)] if any(p[0] == "cryptodev-rate" for p in paths) else []
+    container = hwcrypto_lxc(devices)
+    failures, lines = [], []
+    for args in paths:
+        host_rates, inside_rates, drivers = interleaved_rates(container, args)
+        host_stats = SampleStats.from_samples(host_rates)
+        inside_stats = SampleStats.from_samples(inside_rates)
+        ratio = ratio_interval(inside_stats, host_stats)
+        overhead = 1.0 - ratio.ratio
+        source = args[0].removesuffix("-rate")
+        line = (
+            f"{source} {','.join(sorted(drivers))} {RATE_BLOCK} B: inside "
+            f"{inside_stats.median / MIB:.1f} MiB/s, host {host_stats.median / MIB:.1f} MiB/s, "
+            f"overhead {overhead:+.1%} (ratio {ratio.low:.3f}..{ratio.high:.3f})"
+        )
+        lines.append(line)
+        extra = {
+            "source": source,
+            "drivers": sorted(drivers),
+            "block_size": RATE_BLOCK,
+            "overhead": overhead,
+            "inside_bytes_per_second": inside_rates,
+            "host_bytes_per_second": host_rates,
+        }
+        if overhead > DEFAULT_CONTAINER_OVERHEAD:
+            hwcrypto_results.add_finding(
+                Finding(FindingKind.CONTAINER_OVERHEAD, "cbc(aes)", line, extra)
+            )
+        if ratio.clearly_below(1.0 - DEFAULT_CONTAINER_OVERHEAD):
+            failures.append(line)
+    print("\n".join(lines))
+    judge(hwcrypto_results, "lxc-overhead cbc(aes)", failures, "; ".join(lines))
+
+
+# --- OpenSSL --------------------------------------------------------------------------------
+
+
+def test_openssl_afalg_engine_inside_sees_what_the_host_sees(
+    hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+) -> None:
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: apt-get install openssl")
+    command = ["openssl", "engine", "-t", "afalg"]
+    host = subprocess.run(command, capture_output=True, text=True, check=False)
+    # stdout only on both sides: stderr carries pids and paths that differ by nature.
+    seen = hwcrypto_lxc([]).run(shlex.join(command) + " 2>/dev/null")
+    host_lines = [line.strip() for line in host.stdout.splitlines() if line.strip()]
+    inside_lines = [line.strip() for line in seen.output.splitlines() if line.strip()]
+    failures = []
+    if (seen.exit_code, inside_lines) != (host.returncode, host_lines):
+        failures.append(
+            f"inside: exit {seen.exit_code} {inside_lines}; host: exit {host.returncode} "
+            f"{host_lines}"
+        )
+    judge(
+        hwcrypto_results,
+        "lxc-openssl-afalg",
+        failures,
+        f"openssl engine -t afalg inside = host: {' / '.join(host_lines) or 'no output'}",
+    )
