@@ -28,7 +28,6 @@ import shlex
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -78,11 +77,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("cipher", CIPHERS)
 
 
-def inside(container: Container, *args: str) -> dict[str, Any]:
-    done = container.run(shlex.join(probe.command(*args)))
-    return probe.parse_answer(done.output)
-
-
 def pyca_encrypt(cipher: str, key: bytes, iv: bytes, data: bytes) -> bytes:
     mode: modes.CBC | modes.XTS = modes.XTS(iv) if cipher == "xts(aes)" else modes.CBC(iv)
     encryptor = Cipher(algorithms.AES(key), mode).encryptor()
@@ -112,7 +106,7 @@ def test_device_is_inside_with_the_hosts_numbers_and_survives_a_restart(
     container = hwcrypto_lxc([device])
     failures = []
     for when in ("started", "restarted"):
-        seen = inside(container, "node", device)
+        seen = container.probe("node", device)
         for key in ("kind", "numbers", "mode", "open"):
             if seen.get(key) != host.get(key):
                 failures.append(f"{when}: {key} inside {seen.get(key)!r}, host {host.get(key)!r}")
@@ -134,9 +128,9 @@ def test_device_not_allowed_is_refused_even_with_its_node(
     if "error" in node:
         pytest.fail(f"{device}: {node['error']}")
     container = hwcrypto_lxc([], refused=[device])
-    seen = inside(container, "node", device)
+    seen = container.probe("node", device)
     kind, numbers = node["kind"], node["numbers"].split(":")
-    made = inside(container, "mknod", "/tmp/hwcrypto-node", kind, *numbers)
+    made = container.probe("mknod", "/tmp/hwcrypto-node", kind, *numbers)
     failures = []
     if seen.get("numbers") != node["numbers"]:
         failures.append(f"the hook and bind did not make the node: {seen}")
@@ -197,7 +191,7 @@ def test_afalg_inside_gets_the_hosts_winner(
     host = probe.here(*args)
     if "error" in host:
         pytest.skip(f"{cipher} through AF_ALG on the host: {host['error']}")
-    seen = inside(hwcrypto_lxc([]), *args)
+    seen = hwcrypto_lxc([]).probe(*args)
     expected = pyca_encrypt(cipher, key_for(cipher), IV, PLAINTEXT).hex()
     failures = []
     if seen.get("driver") != host["driver"]:
@@ -249,7 +243,7 @@ def test_cryptodev_inside_reports_the_hosts_driver_and_follows_reranking(
     seen_drivers = []
 
     def compare(label: str, preferred: str | None) -> None:
-        host, seen = probe.here(*args), inside(container, *args)
+        host, seen = probe.here(*args), container.probe(*args)
         seen_drivers.append(f"{label}: {seen.get('driver')}")
         if "error" in host or "error" in seen:
             failures.append(f"{label}: host {host}, inside {seen}")
@@ -299,7 +293,7 @@ def interleaved_rates(
     drivers: set[str] = set()
     for _ in range(RATE_ROUNDS):
         for rates, run in ((host_rates, probe.here), (inside_rates, None)):
-            answer = run(*args) if run is not None else inside(container, *args)
+            answer = run(*args) if run is not None else container.probe(*args)
             if "error" in answer:
                 pytest.fail(f"{args[0]}: {answer['error']}", pytrace=False)
             rates.append(float(answer["bytes_per_second"]))

@@ -79,7 +79,7 @@ class ReadOnlyBind:
 
     def entry(self) -> str:
         inside = self.path.lstrip("/")
-        return f"lxc.mount.entry = {self.path} {inside} none ro,bind,optional,create=dir 0 0"
+        return f"lxc.mount.entry = {self.path} {inside} none ro,rbind,create=dir 0 0"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_hwcrypto.block import naming
-from pytest_hwcrypto.container import nodes, rootfs
+from pytest_hwcrypto.container import nodes, probe, rootfs
 from pytest_hwcrypto.container.config import (
     HOOK_NAME,
     ContainerSpec,
@@ -53,7 +53,10 @@ _outputs = itertools.count(1)
 
 
 def default_lxc_path() -> Path:
-    return state_dir() / "lxc"
+    """`<state dir>-lxc`: beside the ledgers, not inside their private (0700) directory,
+    so an unprivileged container's root can reach its rootfs."""
+    directory = state_dir()
+    return directory.with_name(directory.name + "-lxc")
 
 
 def unavailable_reason() -> str | None:
@@ -77,6 +80,8 @@ class Container:
     spec: ContainerSpec
     terminal: Terminal
     config_path: Path
+    interpreter: str = sys.executable  # the python the container runs (nodes.python_inside)
+    pythonpath: str | None = None
     start_seconds: list[float] = field(default_factory=list)
 
     @property
@@ -132,6 +137,7 @@ class Container:
             "HOME=/root",
             "-v",
             "PYTHONDONTWRITEBYTECODE=1",
+            *(["-v", f"PYTHONPATH={self.pythonpath}"] if self.pythonpath else []),
             "--",
             "/bin/sh",
             "-c",
@@ -149,8 +155,14 @@ class Container:
         return Completed(done.argv, done.exit_code, output, done.seconds)
 
     def python(self, code: str, timeout: float = 120.0) -> Completed:
-        """`code` run inside by this very interpreter (bound read-only at its own path)."""
-        return self.run(shlex.join([sys.executable, "-c", code]), timeout)
+        """`code` run inside by this interpreter (bound read-only at its own path), or by
+        Debian's python3 where an unprivileged container cannot reach it."""
+        return self.run(shlex.join([self.interpreter, "-c", code]), timeout)
+
+    def probe(self, *args: str) -> dict[str, Any]:
+        """One container.probe check run inside; its JSON answer."""
+        argv = probe.command(*args, interpreter=self.interpreter)
+        return probe.parse_answer(self.run(shlex.join(argv)).output)
 
     def _log_errors(self) -> str:
         try:
@@ -181,6 +193,13 @@ class ContainerMaker:
         device_policy: bool = True,
         package_dir: Path | None = None,
     ) -> Container:
+        if not privileged:
+            blocked = nodes.unreachable_ancestor(self.lxc_path / "rootfs")
+            if blocked is not None:
+                raise ContainerError(
+                    f"an unprivileged container cannot reach {self.lxc_path}: {blocked} is not "
+                    f"searchable by others (chmod o+x {blocked}, or use an LXC path under /tmp)"
+                )
         allowed = tuple(nodes.read_node(path) for path in devices)
         refused_nodes = tuple(nodes.read_node(path) for path in refused)
         name = naming.next_name()
@@ -204,7 +223,8 @@ class ContainerMaker:
         root = directory / "rootfs"
         extra = rootfs.build_rootfs(root, busybox)
         here = package_dir or Path(__file__).resolve().parent.parent
-        binds = tuple(ReadOnlyBind(path) for path in extra) + nodes.python_binds(here)
+        python = nodes.python_inside(here, unprivileged=not privileged)
+        binds = tuple(ReadOnlyBind(path) for path in extra) + python.binds
         spec = ContainerSpec(
             name=name,
             rootfs=str(root),
@@ -223,7 +243,15 @@ class ContainerMaker:
         config_path.write_text(render_config(spec))
         if not privileged:
             rootfs.chown_tree(root, IDMAP_BASE, IDMAP_BASE)
-        return Container(name, self.lxc_path, spec, self.terminal, config_path)
+        return Container(
+            name,
+            self.lxc_path,
+            spec,
+            self.terminal,
+            config_path,
+            python.interpreter,
+            python.pythonpath,
+        )
 
     @contextmanager
     def container(self, devices: Sequence[str] = (), **options: Any) -> Iterator[Container]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_hwcrypto.container.config import DeviceNode, ReadOnlyBind
@@ -54,13 +55,42 @@ def cgroup2_mounted(mounts: Path = PROC_MOUNTS) -> bool:
         return False
 
 
-def python_binds(package_dir: Path) -> tuple[ReadOnlyBind, ...]:
+def unreachable_ancestor(path: Path) -> Path | None:
+    """The first directory above `path` that others cannot search: an unprivileged
+    container's root (an unmapped uid on the host) cannot pass it."""
+    for ancestor in reversed(path.resolve().parents):
+        try:
+            if not os.stat(ancestor).st_mode & 0o001:
+                return ancestor
+        except FileNotFoundError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class PythonInside:
+    """How python runs inside: the read-only binds, the interpreter, its PYTHONPATH."""
+
+    binds: tuple[ReadOnlyBind, ...]
+    interpreter: str
+    pythonpath: str | None  # None: the interpreter's own environment finds the plugin
+
+
+def python_inside(package_dir: Path, unprivileged: bool = False) -> PythonInside:
     """Directories to show read-only at the same paths so this interpreter and the plugin
-    run inside: /usr (libc, busybox-less tools, Debian's python3), /etc (openssl.cnf,
-    ld.so.cache), the venv, the interpreter it was made from, and the plugin's source tree
-    (an editable install points there)."""
-    wanted = [Path("/usr"), Path("/etc"), Path(sys.prefix), Path(sys.base_prefix)]
-    wanted.append(package_dir.parent)
+    run inside: /usr (libc, Debian's python3, openssl), /etc (openssl.cnf, ld.so.cache),
+    the venv, the interpreter it was made from, and the plugin's source tree (an editable
+    install points there). An unprivileged container cannot bind what sits below a
+    directory others cannot search (e.g. an interpreter under /root): it then runs
+    Debian's /usr/bin/python3 with the source tree on PYTHONPATH."""
+    source = package_dir.parent
+    wanted = [Path("/usr"), Path("/etc"), Path(sys.prefix), Path(sys.base_prefix), source]
+    interpreter, pythonpath = sys.executable, None
+    if unprivileged:
+        reachable = [p for p in wanted if unreachable_ancestor(p / "x") is None]
+        if len(reachable) < len(wanted) or unreachable_ancestor(Path(sys.executable)):
+            interpreter, pythonpath = "/usr/bin/python3", str(source.resolve())
+        wanted = reachable
     binds: list[str] = []
     for path in wanted:
         resolved = str(path.resolve())
@@ -70,4 +100,4 @@ def python_binds(package_dir: Path) -> tuple[ReadOnlyBind, ...]:
         if any(resolved == b or resolved.startswith(b + "/") for b in binds):
             continue
         binds = [b for b in binds if not b.startswith(resolved + "/")] + [resolved]
-    return tuple(ReadOnlyBind(path) for path in binds)
+    return PythonInside(tuple(ReadOnlyBind(path) for path in binds), interpreter, pythonpath)

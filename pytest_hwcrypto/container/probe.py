@@ -127,9 +127,9 @@ def probe_cryptodev_rate(name: str, block: str, seconds: str) -> dict[str, Any]:
         device.close()
 
 
-def command(*args: str) -> list[str]:
+def command(*args: str, interpreter: str | None = None) -> list[str]:
     """The argv of one probe run by this interpreter (on the host, or inside a container)."""
-    return [sys.executable, "-m", "pytest_hwcrypto.container.probe", *args]
+    return [interpreter or sys.executable, "-m", "pytest_hwcrypto.container.probe", *args]
 
 
 def here(*args: str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """A container's root filesystem: busybox-static for the shell and init, the host's own
-directories (read-only binds, container.nodes.python_binds) for python3 and the plugin.
+directories (read-only binds, container.nodes.python_inside) for python3 and the plugin.
 
 Nothing is copied from the host but the busybox binary; the directory is a few hundred
 symlinks and empty mount points, made in ~0.1 s on a tmpfs.
