@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from pytest_hwcrypto import fixtures
-from pytest_hwcrypto.container import audit, probe
+from pytest_hwcrypto.container import audit, lxc
 from pytest_hwcrypto.container.lxc import Container
+from pytest_hwcrypto.container.prober import ContainerProber, HostProber
 from pytest_hwcrypto.kernel import cryptodev
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.rerank import Preference
@@ -42,12 +45,11 @@ from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.model.stats import SampleStats, ratio_interval
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
-from pytest_hwcrypto.run import run_of
+from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.vocabulary import DEFAULT_CONTAINER_OVERHEAD, MIB, FindingKind
 
 pytestmark = pytest.mark.hwcrypto_lxc
 
-MakeContainer = Callable[..., Container]
 CRYPTO_NODES = ("/dev/crypto", "/dev/hwrng")
 # A device every board with loop support has, standing in when no crypto node exists.
 STAND_IN = "/dev/loop-control"
@@ -61,8 +63,8 @@ RATE_ROUNDS = 5
 UNRESTRICTED = FindingKind.CONTAINER_DEVICES_UNRESTRICTED
 
 
-def board_devices(config: pytest.Config) -> list[str]:
-    profile = run_of(config).profile
+def board_devices(run: HwcryptoRun) -> list[str]:
+    profile = run.profile
     if profile is not None and profile.containers is not None and profile.containers.devices:
         return list(profile.containers.devices)
     present = [node for node in CRYPTO_NODES if Path(node).exists()]
@@ -71,7 +73,7 @@ def board_devices(config: pytest.Config) -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "device" in metafunc.fixturenames:
-        devices = board_devices(metafunc.config)
+        devices = board_devices(run_of(metafunc.config))
         metafunc.parametrize("device", devices, ids=devices)
     if "cipher" in metafunc.fixturenames:
         metafunc.parametrize("cipher", CIPHERS)
@@ -94,43 +96,89 @@ def judge(
     fixtures.record_and_judge(results, Verdict(rule, not failures, message))
 
 
+@dataclass
+class Sides:
+    """Both sides of every comparison: the host, a container that got the board's devices
+    (`allowed`), and one whose nodes are there but not allowed (`denied`)."""
+
+    host: HostProber
+    allowed: Container
+    inside: ContainerProber
+    denied: Container
+    denied_inside: ContainerProber
+
+    def restart_allowed(self) -> float:
+        self.inside.close()
+        seconds = self.allowed.restart()
+        self.inside = ContainerProber(self.allowed, Path(self.allowed.spec.rootfs), "allowed")
+        return seconds
+
+
+@pytest.fixture(scope="module")
+def sides(hwcrypto_run: HwcryptoRun) -> Iterator[Sides]:
+    reason = lxc.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    devices = board_devices(hwcrypto_run)
+    missing = [device for device in devices if not Path(device).exists()]
+    if missing:
+        pytest.fail(f"the board's containers must get {', '.join(missing)}, but the host has none")
+    maker = lxc.ContainerMaker(fixtures.run_ledger(hwcrypto_run))
+    with ExitStack() as stack:
+        host = HostProber()
+        stack.callback(host.close)
+        try:
+            allowed = stack.enter_context(maker.container(devices))
+            denied = stack.enter_context(maker.container([], refused=devices))
+            both = Sides(
+                host,
+                allowed,
+                ContainerProber(allowed, Path(allowed.spec.rootfs), "allowed"),
+                denied,
+                ContainerProber(denied, Path(denied.spec.rootfs), "denied"),
+            )
+        except (lxc.ContainerError, ValueError) as error:
+            pytest.fail(f"cannot start the suite's containers: {error}", pytrace=False)
+        # Probers close before their containers go (an ExitStack unwinds newest first).
+        stack.callback(lambda: both.inside.close())
+        stack.callback(both.denied_inside.close)
+        yield both
+
+
 # --- devices ------------------------------------------------------------------------------
 
 
 def test_device_is_inside_with_the_hosts_numbers_and_survives_a_restart(
-    device: str, hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+    device: str, sides: Sides, hwcrypto_results: ResultsRecorder
 ) -> None:
-    if not Path(device).exists():
-        pytest.fail(f"{device}: the board's containers must get it, but the host has none")
-    host = probe.here("node", device)
-    container = hwcrypto_lxc([device])
+    host = sides.host.ask("node", device)
     failures = []
     for when in ("started", "restarted"):
-        seen = container.probe("node", device)
+        seen = sides.inside.ask("node", device)
         for key in ("kind", "numbers", "mode", "open"):
             if seen.get(key) != host.get(key):
                 failures.append(f"{when}: {key} inside {seen.get(key)!r}, host {host.get(key)!r}")
         if when == "started":
-            container.restart()
+            sides.restart_allowed()
+    starts = ", ".join(f"{seconds:.2f}" for seconds in sides.allowed.start_seconds)
     judge(
         hwcrypto_results,
         f"lxc-device {device}",
         failures,
         f"{device} inside as on the host ({host['kind']} {host['numbers']} {host['mode']}, "
-        f"open {host['open']}), also after a restart",
+        f"open {host['open']}), also after a restart (lxc-start: {starts} s)",
     )
 
 
 def test_device_not_allowed_is_refused_even_with_its_node(
-    device: str, hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+    device: str, sides: Sides, hwcrypto_results: ResultsRecorder
 ) -> None:
-    node = probe.here("node", device)
+    node = sides.host.ask("node", device)
     if "error" in node:
         pytest.fail(f"{device}: {node['error']}")
-    container = hwcrypto_lxc([], refused=[device])
-    seen = container.probe("node", device)
+    seen = sides.denied_inside.ask("node", device)
     kind, numbers = node["kind"], node["numbers"].split(":")
-    made = container.probe("mknod", "/tmp/hwcrypto-node", kind, *numbers)
+    made = sides.denied_inside.ask("mknod", "/tmp/hwcrypto-node", kind, *numbers)
     failures = []
     if seen.get("numbers") != node["numbers"]:
         failures.append(f"the hook and bind did not make the node: {seen}")
@@ -148,13 +196,10 @@ def test_device_not_allowed_is_refused_even_with_its_node(
 
 
 def test_container_configs_restrict_devices(
-    hwcrypto_lxc: MakeContainer,
-    hwcrypto_profile: BoardProfile | None,
-    hwcrypto_results: ResultsRecorder,
+    sides: Sides, hwcrypto_profile: BoardProfile | None, hwcrypto_results: ResultsRecorder
 ) -> None:
-    own = hwcrypto_lxc([])
     keys = hwcrypto_profile.containers if hwcrypto_profile else None
-    patterns = [str(own.config_path)]
+    patterns = [str(sides.allowed.config_path), str(sides.denied.config_path)]
     patterns += (
         list(keys.configs) if keys and keys.configs is not None else audit.default_patterns()
     )
@@ -185,13 +230,13 @@ def test_container_configs_restrict_devices(
 
 
 def test_afalg_inside_gets_the_hosts_winner(
-    cipher: str, hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+    cipher: str, sides: Sides, hwcrypto_results: ResultsRecorder
 ) -> None:
     args = ("afalg", cipher, key_for(cipher).hex(), IV.hex(), PLAINTEXT.hex())
-    host = probe.here(*args)
+    host = sides.host.ask(*args)
     if "error" in host:
         pytest.skip(f"{cipher} through AF_ALG on the host: {host['error']}")
-    seen = hwcrypto_lxc([]).probe(*args)
+    seen = sides.inside.ask(*args)
     expected = pyca_encrypt(cipher, key_for(cipher), IV, PLAINTEXT).hex()
     failures = []
     if seen.get("driver") != host["driver"]:
@@ -221,33 +266,32 @@ def cbc_drivers(inventory: Sequence[InventoryEntry]) -> list[str]:
     )
 
 
-@pytest.fixture
-def dev_crypto() -> str:
-    reason = cryptodev.unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    return str(cryptodev.DEV_CRYPTO)
+def dev_crypto_inside(sides: Sides) -> bool:
+    return any(node.path == str(cryptodev.DEV_CRYPTO) for node in sides.allowed.spec.devices)
 
 
 def test_cryptodev_inside_reports_the_hosts_driver_and_follows_reranking(
-    dev_crypto: str,
-    hwcrypto_lxc: MakeContainer,
+    sides: Sides,
     hwcrypto_prefer: Callable[[str], Preference],
     hwcrypto_inventory: list[InventoryEntry],
     hwcrypto_results: ResultsRecorder,
 ) -> None:
+    reason = cryptodev.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    if not dev_crypto_inside(sides):
+        pytest.skip("/dev/crypto is not among the board's [containers] devices")
     args = ("cryptodev", "cbc(aes)", KEY[:32].hex(), IV.hex(), PLAINTEXT.hex())
-    container = hwcrypto_lxc([dev_crypto])
     expected = pyca_encrypt("cbc(aes)", KEY[:32], IV, PLAINTEXT).hex()
     failures: list[str] = []
-    seen_drivers = []
+    seen_drivers: list[str] = []
 
-    def compare(label: str, preferred: str | None) -> None:
-        host, seen = probe.here(*args), container.probe(*args)
+    def compare(label: str, preferred: str | None) -> str | None:
+        host, seen = sides.host.ask(*args), sides.inside.ask(*args)
         seen_drivers.append(f"{label}: {seen.get('driver')}")
         if "error" in host or "error" in seen:
             failures.append(f"{label}: host {host}, inside {seen}")
-            return
+            return None
         if seen["driver"] != host["driver"]:
             failures.append(
                 f"{label}: CIOCGSESSINFO inside {seen['driver']}, host {host['driver']}"
@@ -256,11 +300,10 @@ def test_cryptodev_inside_reports_the_hosts_driver_and_follows_reranking(
             failures.append(f"{label}: the container got {seen['driver']}, not {preferred}")
         if seen["out"] != expected or host["out"] != expected:
             failures.append(f"{label}: ciphertext differs from pyca cryptography's")
+        return str(seen["driver"])
 
-    compare("as registered", None)
-    winner = seen_drivers[0].split(": ", 1)[1]
-    others = [d for d in cbc_drivers(hwcrypto_inventory) if d != winner]
-    for driver in others:
+    winner = compare("as registered", None)
+    for driver in [d for d in cbc_drivers(hwcrypto_inventory) if d != winner]:
         hwcrypto_prefer(driver)
         compare(f"{driver} preferred on the host", driver)
     judge(
@@ -274,26 +317,28 @@ def test_cryptodev_inside_reports_the_hosts_driver_and_follows_reranking(
 # --- throughput ---------------------------------------------------------------------------
 
 
-def _rate_args() -> list[tuple[str, ...]]:
+def rate_paths(sides: Sides) -> list[tuple[str, ...]]:
+    """What to time: the AF_ALG winner of cbc(aes) by its driver name, and /dev/crypto's
+    cbc(aes) when the container got it."""
     paths: list[tuple[str, ...]] = []
-    host = probe.here("afalg", "cbc(aes)", KEY[:32].hex(), IV.hex(), PLAINTEXT.hex())
+    host = sides.host.ask("afalg", "cbc(aes)", KEY[:32].hex(), IV.hex(), PLAINTEXT.hex())
     if "driver" in host:
         paths.append(("afalg-rate", host["driver"], str(RATE_BLOCK), str(RATE_SECONDS)))
-    if cryptodev.unavailable_reason() is None:
+    if cryptodev.unavailable_reason() is None and dev_crypto_inside(sides):
         paths.append(("cryptodev-rate", "cbc(aes)", str(RATE_BLOCK), str(RATE_SECONDS)))
     return paths
 
 
 def interleaved_rates(
-    container: Container, args: Sequence[str]
+    sides: Sides, args: Sequence[str]
 ) -> tuple[list[float], list[float], set[str]]:
     """Host, container, host, ... RATE_ROUNDS times each: bytes/s on each side, drivers."""
     host_rates: list[float] = []
     inside_rates: list[float] = []
     drivers: set[str] = set()
     for _ in range(RATE_ROUNDS):
-        for rates, run in ((host_rates, probe.here), (inside_rates, None)):
-            answer = run(*args) if run is not None else container.probe(*args)
+        for rates, prober in ((host_rates, sides.host), (inside_rates, sides.inside)):
+            answer = prober.ask(*args)
             if "error" in answer:
                 pytest.fail(f"{args[0]}: {answer['error']}", pytrace=False)
             rates.append(float(answer["bytes_per_second"]))
@@ -302,22 +347,17 @@ def interleaved_rates(
 
 
 def test_throughput_inside_is_within_the_overhead_bar(
-    pytestconfig: pytest.Config,
-    hwcrypto_lxc: MakeContainer,
-    hwcrypto_inventory: list[InventoryEntry],
-    hwcrypto_results: ResultsRecorder,
+    pytestconfig: pytest.Config, sides: Sides, hwcrypto_results: ResultsRecorder
 ) -> None:
     reason = fixtures.concurrent_measuring_reason(pytestconfig, "lxc")
     if reason:
         pytest.skip(reason)
-    paths = _rate_args()
+    paths = rate_paths(sides)
     if not paths:
         pytest.skip("neither AF_ALG cbc(aes) nor /dev/crypto works on this kernel")
-    devices = [str(cryptodev.DEV_CRYPTO)] if any(p[0] == "cryptodev-rate" for p in paths) else []
-    container = hwcrypto_lxc(devices)
     failures, lines = [], []
     for args in paths:
-        host_rates, inside_rates, drivers = interleaved_rates(container, args)
+        host_rates, inside_rates, drivers = interleaved_rates(sides, args)
         host_stats = SampleStats.from_samples(host_rates)
         inside_stats = SampleStats.from_samples(inside_rates)
         ratio = ratio_interval(inside_stats, host_stats)
@@ -351,7 +391,7 @@ def test_throughput_inside_is_within_the_overhead_bar(
 
 
 def test_openssl_afalg_engine_inside_sees_what_the_host_sees(
-    hwcrypto_lxc: MakeContainer, hwcrypto_results: ResultsRecorder
+    sides: Sides, hwcrypto_results: ResultsRecorder
 ) -> None:
     import subprocess
 
@@ -360,7 +400,7 @@ def test_openssl_afalg_engine_inside_sees_what_the_host_sees(
     command = ["openssl", "engine", "-t", "afalg"]
     host = subprocess.run(command, capture_output=True, text=True, check=False)
     # stdout only on both sides: stderr carries pids and paths that differ by nature.
-    seen = hwcrypto_lxc([]).run(shlex.join(command) + " 2>/dev/null")
+    seen = sides.allowed.run(shlex.join(command) + " 2>/dev/null")
     host_lines = [line.strip() for line in host.stdout.splitlines() if line.strip()]
     inside_lines = [line.strip() for line in seen.output.splitlines() if line.strip()]
     failures = []

@@ -38,7 +38,7 @@ from pytest_hwcrypto.container.config import (
     render_autodev_hook,
     render_config,
 )
-from pytest_hwcrypto.container.terminal import Completed, Terminal
+from pytest_hwcrypto.container.terminal import Attached, Completed, Terminal
 from pytest_hwcrypto.container.terminal import ContainerError as ContainerError
 from pytest_hwcrypto.ledger import Entry, Ledger, Undo, state_dir
 
@@ -127,8 +127,24 @@ class Container:
         output_name = f"hwcrypto-output-{next(_outputs)}"
         inside = f"/tmp/{output_name}"
         on_host = Path(self.spec.rootfs) / "tmp" / output_name
-        wrapped = f"( {command} ) >{inside} 2>&1"
-        argv = self._lxc(
+        done = self.terminal.run(self._attach(f"( {command} ) >{inside} 2>&1"), timeout)
+        try:
+            output = on_host.read_text(errors="replace")
+            on_host.unlink()
+        except FileNotFoundError:
+            # lxc-attach itself failed before the shell ran: its complaint is the output.
+            output = done.output
+        with open(self.terminal.log_path, "a", encoding="utf-8") as log:
+            log.write(f"# inside: {command}\n{output}\n")
+        return Completed(done.argv, done.exit_code, output, done.seconds)
+
+    def attach(self, command: str) -> Attached:
+        """`command` inside for as long as it runs, lxc-attach held open on a pty (a process
+        sent to the background from an attached shell does not outlive lxc-attach)."""
+        return self.terminal.spawn(self._attach(command))
+
+    def _attach(self, command: str) -> list[str]:
+        return self._lxc(
             "lxc-attach",
             "--clear-env",
             "-v",
@@ -141,18 +157,8 @@ class Container:
             "--",
             "/bin/sh",
             "-c",
-            wrapped,
+            command,
         )
-        done = self.terminal.run(argv, timeout)
-        try:
-            output = on_host.read_text(errors="replace")
-            on_host.unlink()
-        except FileNotFoundError:
-            # lxc-attach itself failed before the shell ran: its complaint is the output.
-            output = done.output
-        with open(self.terminal.log_path, "a", encoding="utf-8") as log:
-            log.write(f"# inside: {command}\n{output}\n")
-        return Completed(done.argv, done.exit_code, output, done.seconds)
 
     def python(self, code: str, timeout: float = 120.0) -> Completed:
         """`code` run inside by this interpreter (bound read-only at its own path), or by

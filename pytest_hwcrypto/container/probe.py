@@ -162,7 +162,29 @@ PROBES: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
+def answer(args: Sequence[str]) -> dict[str, Any]:
+    if not args or args[0] not in PROBES:
+        return {"error": f"probe: one of {', '.join(PROBES)}"}
+    try:
+        return PROBES[args[0]](*args[1:])
+    except Exception as error:  # reported, not raised: the caller compares both sides
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+def serve(requests: str, answers: str) -> int:
+    """Answer probes one JSON line (a list of arguments) at a time until the requests end;
+    `-` for stdin/stdout, else FIFOs (a container's, made from the host in its /tmp)."""
+    source = sys.stdin if requests == "-" else open(requests, encoding="utf-8")  # noqa: SIM115
+    sink = sys.stdout if answers == "-" else open(answers, "w", encoding="utf-8")  # noqa: SIM115
+    for line in source:
+        sink.write(json.dumps(answer([str(a) for a in json.loads(line)])) + "\n")
+        sink.flush()
+    return 0
+
+
 def main(argv: Sequence[str]) -> int:
+    if argv[:1] == ["serve"] and len(argv) == 3:
+        return serve(argv[1], argv[2])
     if not argv or argv[0] not in PROBES:
         print(json.dumps({"error": f"probe: one of {', '.join(PROBES)}"}))
         return 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,36 @@ class Completed:
     def complaint(self) -> str:
         lines = [line for line in self.output.splitlines() if line.strip()]
         return lines[-1].strip() if lines else f"exit status {self.exit_code}"
+
+
+class Attached:
+    """A command left running (a server inside a container); ended by `finish`.
+
+    Not on a pty: an attached command whose lxc-attach holds a pty ended within a second
+    on the UML board (a plain `sleep` too); without a terminal lxc-attach allocates none
+    and the command lives until it ends by itself.
+    """
+
+    def __init__(self, child: subprocess.Popen[bytes], terminal: Terminal, argv: list[str]):
+        self._child = child
+        self._terminal = terminal
+        self._argv = argv
+        self._started = time.monotonic()
+
+    def alive(self) -> bool:
+        return self._child.poll() is None
+
+    def finish(self, grace: float = 10.0) -> int:
+        """Wait up to `grace` seconds for it to end by itself, then kill it; its status."""
+        try:
+            self._child.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self._child.kill()
+            self._child.wait()
+        code = self._child.returncode
+        status = code if code >= 0 else 128 - code
+        self._terminal._log(self._argv, status, "", time.monotonic() - self._started)
+        return status
 
 
 class Terminal:
@@ -69,6 +100,19 @@ class Terminal:
         done = Completed(tuple(argv), code, output, time.monotonic() - started)
         self._log(argv, code, output, done.seconds)
         return done
+
+    def spawn(self, argv: list[str]) -> Attached:
+        """Start `argv` without a terminal and leave it running; logged when it finishes."""
+        try:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError as error:
+            raise ContainerError(f"{argv[0]}: {error.strerror}") from None
+        return Attached(child, self, argv)
 
     def check(self, argv: list[str], timeout: float = COMMAND_TIMEOUT) -> Completed:
         """Run `argv`; ContainerError naming it and its last complaint unless it exits 0."""
