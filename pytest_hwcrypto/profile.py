@@ -73,7 +73,7 @@ class BoardProfile:
     path: Path
     name: str
     expectations: tuple[Expectation, ...] = ()
-    rules: tuple[dict[str, Any], ...] = ()  # validated by the verdict engine, `where` added
+    rules: tuple[dict[str, Any], ...] = ()  # validated by the verdict engine, `location` added
     waivers: tuple[Waiver, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     containers: ContainerKeys | None = None  # [containers]; None when the table is absent
@@ -267,4 +267,4 @@ def _rule(entry: dict[str, Any], index: int, locate: _Locator) -> dict[str, Any]
             f"{locate.where('rule', index, 'type')}: unknown rule type "
             f"{rule_type!r} (choose from {', '.join(RULE_TYPES)})"
         )
-    return {**entry, "where": where}
+    return {**entry, "location": where}

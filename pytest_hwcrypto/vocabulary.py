@@ -132,6 +132,13 @@ class Suite(Word):
         return f"hwcrypto_{self.value}"
 
 
+class Place(Word):
+    """Where a measurement was taken (`extra["where"]`) and where a `[[rule]]` looks."""
+
+    HOST = "host"
+    CONTAINER = "container"
+
+
 class BoardKind(Word):
     """The virtual boards `--hwcrypto-vm` and `hwcrypto vm` boot."""
 

@@ -1,9 +1,11 @@
 """The lxc suite: crypto devices passed into LXC containers the way users do it, and the
 same checks inside the container as on the host.
 
-Each container is made by the `hwcrypto_lxc` fixture (busybox, no network, this
-interpreter and the plugin bound read-only, devices passed by cgroup allow + bind mount +
-autodev hook with the host's numbers). The checks run `container.probe` on both sides:
+The suite makes two containers as the `hwcrypto_lxc` fixture does (busybox, no network,
+this interpreter and the plugin bound read-only, devices passed by cgroup allow + bind
+mount + autodev hook with the host's numbers): one with the board's devices allowed, one
+with the same nodes made but not allowed. The checks are `container.probe` answers from a
+server on each side (container/prober.py), compared:
 
 * each device the board's containers must get (`[containers] devices`, else the crypto
   nodes present: /dev/crypto, /dev/hwrng; else /dev/loop-control standing in) is inside
@@ -24,6 +26,7 @@ autodev hook with the host's numbers). The checks run `container.probe` on both 
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -38,15 +41,24 @@ from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.container import audit, lxc
 from pytest_hwcrypto.container.lxc import Container
 from pytest_hwcrypto.container.prober import ContainerProber, HostProber
-from pytest_hwcrypto.kernel import cryptodev
-from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.kernel import afalg, cryptodev
+from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
+from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference
-from pytest_hwcrypto.model.results import Finding, Verdict
+from pytest_hwcrypto.model.results import Finding, Measurement, Verdict, inventory_items
 from pytest_hwcrypto.model.stats import SampleStats, ratio_interval
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.vocabulary import DEFAULT_CONTAINER_OVERHEAD, MIB, FindingKind
+from pytest_hwcrypto.verdict.rules import CollectedRule, Rule, rules_from_profile
+from pytest_hwcrypto.vocabulary import (
+    DEFAULT_CONTAINER_OVERHEAD,
+    MIB,
+    PROFILE_DRIVER_CLASSES,
+    FindingKind,
+    Place,
+    Source,
+)
 
 pytestmark = pytest.mark.hwcrypto_lxc
 
@@ -60,6 +72,7 @@ PLAINTEXT = bytes(range(256)) * 4
 RATE_BLOCK = 65536
 RATE_SECONDS = 0.4
 RATE_ROUNDS = 5
+RULE_ROUNDS = 3
 UNRESTRICTED = FindingKind.CONTAINER_DEVICES_UNRESTRICTED
 
 
@@ -77,6 +90,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("device", devices, ids=devices)
     if "cipher" in metafunc.fixturenames:
         metafunc.parametrize("cipher", CIPHERS)
+    if "container_rule" in metafunc.fixturenames:
+        rules = container_rules(run_of(metafunc.config)) or [NO_CONTAINER_RULES]
+        metafunc.parametrize("container_rule", rules, ids=[r.label for r in rules])
 
 
 def pyca_encrypt(cipher: str, key: bytes, iv: bytes, data: bytes) -> bytes:
@@ -385,6 +401,106 @@ def test_throughput_inside_is_within_the_overhead_bar(
             failures.append(line)
     print("\n".join(lines))
     judge(hwcrypto_results, "lxc-overhead cbc(aes)", failures, "; ".join(lines))
+
+
+# --- the board profile's rules about containers ------------------------------------------
+
+
+def container_rules(run: HwcryptoRun) -> list[CollectedRule]:
+    """The profile's `[[rule]]`s with `where = "container"` (the throughput suite skips them)."""
+    return [
+        c
+        for c in rules_from_profile(run.profile)
+        if c.rule is None or c.rule.scope.place == Place.CONTAINER
+    ]
+
+
+def named_drivers(rule: Rule) -> list[str]:
+    """The driver names (not classes) a rule's sides or target give."""
+    sides = [getattr(rule, attribute, None) for attribute in ("hw", "sw", "target", "driver")]
+    return [s for s in sides if isinstance(s, str) and s not in PROFILE_DRIVER_CLASSES]
+
+
+def measure_inside(
+    sides: Sides, algorithm: str, source: str, prefer: Callable[[str], Preference]
+) -> list[Measurement]:
+    """Every driver of `algorithm` timed inside the container through `source` (AF_ALG by
+    exact driver name; /dev/crypto with the driver preferred on the host), interleaved,
+    each a Measurement marked `where = container`."""
+    inventory = build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
+    drivers = sorted({e.driver: e.driver_class for e in inventory if e.name == algorithm}.items())
+    rates: dict[str, list[float]] = {driver: [] for driver, _ in drivers}
+    for _ in range(RULE_ROUNDS):
+        for driver, _ in drivers:
+            if source == Source.CRYPTODEV:
+                prefer(driver)
+                answer = sides.inside.ask(
+                    "cryptodev-rate", algorithm, str(RATE_BLOCK), str(RATE_SECONDS)
+                )
+            else:
+                answer = sides.inside.ask("afalg-rate", driver, str(RATE_BLOCK), str(RATE_SECONDS))
+            if answer.get("driver") == driver:
+                rates[driver].append(float(answer["bytes_per_second"]))
+    measurements = []
+    for driver, driver_class in drivers:
+        if not rates[driver]:
+            continue  # not reachable through this path (masked, refused, not preferable)
+        stats = SampleStats.from_samples(rates[driver])
+        measurements.append(
+            Measurement(
+                source=source,
+                algorithm=algorithm,
+                driver=driver,
+                key_bits=256,
+                block_size=RATE_BLOCK,
+                op="encrypt",
+                bytes_per_second=stats.median,
+                samples=rates[driver],
+                ci_low=stats.ci_low,
+                ci_high=stats.ci_high,
+                cov=stats.cov,
+                driver_class=driver_class,
+                extra={"where": Place.CONTAINER},
+            )
+        )
+    return measurements
+
+
+def test_profile_rule_inside_the_container(
+    container_rule: CollectedRule,
+    pytestconfig: pytest.Config,
+    sides: Sides,
+    hwcrypto_prefer: Callable[[str], Preference],
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    if container_rule.rule is None:
+        if container_rule.label == NO_CONTAINER_RULES.label:
+            pytest.skip('no [[rule]] with where = "container" in the board profile')
+        pytest.fail(container_rule.error or "invalid rule", pytrace=False)
+    reason = fixtures.concurrent_measuring_reason(pytestconfig, "lxc")
+    if reason:
+        pytest.skip(reason)
+    rule = container_rule.rule
+    algorithm = rule.scope.algorithm or "cbc(aes)"
+    source = rule.scope.source or Source.AFALG
+    if source not in (Source.AFALG, Source.CRYPTODEV):
+        pytest.fail(f"{rule.label}: inside a container only afalg and cryptodev are measured")
+    if source == Source.CRYPTODEV and not dev_crypto_inside(sides):
+        pytest.fail(f"{rule.label}: the container has no /dev/crypto", pytrace=False)
+    for name in named_drivers(rule):  # template instances exist once something binds them
+        with contextlib.suppress(afalg.AfAlgError):
+            afalg.instantiate_any(name)
+    measurements = measure_inside(sides, algorithm, source, hwcrypto_prefer)
+    for measurement in measurements:
+        hwcrypto_results.add_measurement(measurement)
+    inventory = inventory_items(
+        [e.to_json() for e in build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))]
+    )
+    outcome = rule.evaluate(measurements, inventory)
+    fixtures.record_and_judge(hwcrypto_results, outcome.verdict, outcome.findings)
+
+
+NO_CONTAINER_RULES = CollectedRule("no-container-rules", None)
 
 
 # --- OpenSSL --------------------------------------------------------------------------------

@@ -228,3 +228,73 @@ def test_after_kill_9_hwcrypto_sweep_removes_the_containers_and_only_them(
         assert lxc.leftover_cgroups(name) == [], f"cgroups of {name} left"
     assert lxc_state(decoy, lxc_path) == "RUNNING", "the hand-made container was touched"
     assert list(state.glob("run-*.json")) == []
+
+
+# --- the lxc suite with a board profile ---------------------------------------------------
+
+PROFILE = """
+[board]
+name = "uml-lxc"
+
+[containers]
+configs = ["{configs}/*/config"]
+
+[[rule]]
+type = "hw-beats-sw"
+algorithm = "cbc(aes)"
+hw = "cbc(aes-generic)"
+sw = "cbc(aes-fixed-time)"
+min_ratio = 0.01
+source = "afalg"
+where = "container"
+"""
+
+WAIVER = """
+[[waive]]
+container = "{config}"
+check = "container-devices-unrestricted"
+reason = "kept to show the audit"
+"""
+
+
+def _run_suite(pytester: pytest.Pytester, profile: str) -> pytest.RunResult:
+    board = pytester.path / "board.toml"
+    board.write_text(profile)
+    return pytester.runpytest_subprocess(
+        "--hwcrypto",
+        "--hwcrypto-suite=lxc",
+        f"--hwcrypto-board={board}",
+        "--hwcrypto-json=results.json",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "configs or profile_rule",
+        "-rA",
+    )
+
+
+def test_an_unrestricted_config_fails_the_suite_unless_waived_and_container_rules_run(
+    state: Path, pytester: pytest.Pytester
+) -> None:
+    configs = state / "configs"
+    bad = configs / "legacy" / "config"
+    bad.parent.mkdir(parents=True)
+    # As LXC's busybox template writes it without common.conf: no device lines.
+    bad.write_text("lxc.uts.name = legacy\nlxc.rootfs.path = dir:/nonexistent\n")
+    profile = PROFILE.format(configs=configs)
+    result = _run_suite(pytester, profile)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*lxc-device-policy: *legacy/config has no device policy*",
+            "*FAILED*test_container_configs_restrict_devices*",
+        ]
+    )
+    results = json.loads((pytester.path / "results.json").read_text())
+    kinds = [finding["kind"] for finding in results["findings"]]
+    assert "container-devices-unrestricted" in kinds
+    inside = [m for m in results["measurements"] if m.get("where") == "container"]
+    assert {m["driver"] for m in inside} >= {"cbc(aes-generic)", "cbc(aes-fixed-time)"}
+
+    waived = _run_suite(pytester, profile + WAIVER.format(config=bad))
+    waived.assert_outcomes(passed=2)

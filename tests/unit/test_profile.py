@@ -48,7 +48,7 @@ def test_good_profile_loads_everything() -> None:
     assert profile.waiver_for("virtio-crypto-rsa", "selftest") is not None
     assert profile.waiver_for("virtio-crypto-rsa", "throughput") is None
     assert profile.rules[0]["type"] == "hw-beats-sw"
-    assert profile.rules[0]["where"] == "b.toml:19: [rule #1]"
+    assert profile.rules[0]["location"] == "b.toml:19: [rule #1]"
     assert profile.settings == {"suite": "inventory"}
 
 
