@@ -71,7 +71,7 @@ IV = bytes(range(16, 32))
 PLAINTEXT = bytes(range(256)) * 4
 RATE_BLOCK = 65536
 RATE_SECONDS = 0.4
-RATE_ROUNDS = 5
+RATE_ROUNDS = 6
 RULE_ROUNDS = 3
 UNRESTRICTED = FindingKind.CONTAINER_DEVICES_UNRESTRICTED
 
@@ -348,12 +348,18 @@ def rate_paths(sides: Sides) -> list[tuple[str, ...]]:
 def interleaved_rates(
     sides: Sides, args: Sequence[str]
 ) -> tuple[list[float], list[float], set[str]]:
-    """Host, container, host, ... RATE_ROUNDS times each: bytes/s on each side, drivers."""
+    """RATE_ROUNDS rounds of one sample per side, host first in even rounds and the
+    container first in odd ones (so a cost of going first or second falls on both sides):
+    bytes/s on each side, and the drivers that served."""
     host_rates: list[float] = []
     inside_rates: list[float] = []
     drivers: set[str] = set()
-    for _ in range(RATE_ROUNDS):
-        for rates, prober in ((host_rates, sides.host), (inside_rates, sides.inside)):
+    for round_number in range(RATE_ROUNDS):
+        order: list[tuple[list[float], HostProber | ContainerProber]] = [
+            (host_rates, sides.host),
+            (inside_rates, sides.inside),
+        ]
+        for rates, prober in order if round_number % 2 == 0 else order[::-1]:
             answer = prober.ask(*args)
             if "error" in answer:
                 pytest.fail(f"{args[0]}: {answer['error']}", pytrace=False)
