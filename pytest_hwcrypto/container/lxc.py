@@ -314,8 +314,11 @@ def undo_container(undo: Mapping[str, Any]) -> str:
     terminal = Terminal(lxc_path / "commands.log")
     directory = lxc_path / name
     if directory.exists():
-        terminal.run(["lxc-stop", "-n", name, "-P", str(lxc_path), "-k"])
-        done = terminal.run(["lxc-destroy", "-n", name, "-P", str(lxc_path), "-f"])
+        try:
+            terminal.run(["lxc-stop", "-n", name, "-P", str(lxc_path), "-k"])
+            done = terminal.run(["lxc-destroy", "-n", name, "-P", str(lxc_path), "-f"])
+        except ContainerError as error:  # lxc gone, or no answer: kept for the next sweep
+            raise OSError(str(error)) from None
         if directory.exists():
             raise OSError(f"lxc-destroy {name}: {done.complaint()}")
     with contextlib.suppress(FileNotFoundError):

@@ -205,3 +205,15 @@ def test_the_terminal_returns_status_and_output_and_logs_each_command(tmp_path: 
     assert (done.exit_code, done.output.strip()) == (3, "hello")
     log = (tmp_path / "commands.log").read_text()
     assert "$ sh -c 'echo hello; exit 3'\nhello\n# exit 3" in log
+
+
+def test_an_undo_that_cannot_run_lxc_keeps_the_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_hwcrypto.container.lxc import undo_container
+
+    (tmp_path / "hwcrypto-1-abcdef01-1" / "rootfs").mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no lxc-stop, no lxc-destroy
+    with pytest.raises(OSError, match="lxc-stop"):
+        undo_container({"name": "hwcrypto-1-abcdef01-1", "lxc_path": str(tmp_path)})
+    assert (tmp_path / "hwcrypto-1-abcdef01-1").exists()
