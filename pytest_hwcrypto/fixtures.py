@@ -20,6 +20,7 @@ import pytest
 
 from pytest_hwcrypto.block import tools as block_tools
 from pytest_hwcrypto.block.volume import DEFAULT_SIZE, Volume, VolumeMaker
+from pytest_hwcrypto.container import lxc
 from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
@@ -535,5 +536,49 @@ def hwcrypto_dmcrypt_volume(hwcrypto_run: HwcryptoRun) -> Iterator[MakeVolume]:
                 return stack.enter_context(maker.volume(driver, key_bits, sector_size, size))
             except block_tools.BlockError as error:
                 pytest.fail(f"cannot open a dm-crypt volume on {driver}: {error}", pytrace=False)
+
+        yield make
+
+
+MakeContainer = Callable[..., lxc.Container]
+
+
+@pytest.fixture
+def hwcrypto_lxc(hwcrypto_run: HwcryptoRun) -> Iterator[MakeContainer]:
+    """`hwcrypto_lxc(devices=["/dev/crypto", ...], privileged=None)`: a started LXC
+    container (busybox, no network, this interpreter and the plugin bound read-only) with
+    each device passed through as a user does it (device cgroup allow, bind mount, autodev
+    hook with the host's major:minor and mode). The object has `run(cmd)` and
+    `python(code)` (exit code + output), `restart()`, `config` (the text written) and
+    `config_path`. `privileged=None` is privileged (root is needed to pass devices);
+    `False` maps the container's root to an unprivileged uid range (user namespace).
+    Also: `refused=[...]` (node made, not allowed) and `device_policy=False` (no device
+    lines at all). Destroyed at teardown, also when the test fails; a killed run's
+    containers are removed by the next run's start or `hwcrypto sweep`.
+    """
+    reason = lxc.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    maker = lxc.ContainerMaker(run_ledger(hwcrypto_run))
+    with ExitStack() as stack:
+
+        def make(
+            devices: Sequence[str] = (),
+            privileged: bool | None = None,
+            *,
+            refused: Sequence[str] = (),
+            device_policy: bool = True,
+        ) -> lxc.Container:
+            try:
+                return stack.enter_context(
+                    maker.container(
+                        devices,
+                        refused=refused,
+                        privileged=True if privileged is None else privileged,
+                        device_policy=device_policy,
+                    )
+                )
+            except (lxc.ContainerError, ValueError) as error:
+                pytest.fail(f"cannot start an LXC container: {error}", pytrace=False)
 
         yield make

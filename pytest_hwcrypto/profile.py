@@ -22,9 +22,10 @@ from pytest_hwcrypto.vocabulary import PROFILE_DRIVER_CLASSES, RuleType
 
 DRIVER_CLASSES = tuple(str(driver_class) for driver_class in PROFILE_DRIVER_CLASSES)
 RULE_TYPES = RuleType.values()
-_TOP_LEVEL = ("board", "expect", "rule", "waive", "settings")
+_TOP_LEVEL = ("board", "expect", "rule", "waive", "settings", "containers")
 _EXPECT_KEYS = ("algorithm", "driver", "class", "module", "reason")
-_WAIVE_KEYS = ("driver", "algorithm", "check", "reason")
+_WAIVE_KEYS = ("driver", "container", "algorithm", "check", "reason")
+_CONTAINER_KEYS = ("devices", "configs")
 
 
 class ProfileError(ValueError):
@@ -60,13 +61,22 @@ class Waiver:
 
 
 @dataclass(frozen=True)
+class ContainerKeys:
+    """`[containers]`: what the board's LXC containers must get, and which configs to audit."""
+
+    devices: tuple[str, ...] = ()  # device nodes passed through, e.g. "/dev/crypto"
+    configs: tuple[str, ...] | None = None  # glob patterns; None: LXC's default path
+
+
+@dataclass(frozen=True)
 class BoardProfile:
     path: Path
     name: str
     expectations: tuple[Expectation, ...] = ()
-    rules: tuple[dict[str, Any], ...] = ()  # validated by the verdict engine, `where` added
+    rules: tuple[dict[str, Any], ...] = ()  # validated by the verdict engine, `location` added
     waivers: tuple[Waiver, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
+    containers: ContainerKeys | None = None  # [containers]; None when the table is absent
 
     def waiver_for(self, driver: str, check: str) -> Waiver | None:
         return next((w for w in self.waivers if w.covers(driver, check)), None)
@@ -150,6 +160,7 @@ def parse_profile(text: str, path: Path) -> BoardProfile:
         rules=tuple(_rule(r, i, locate) for i, r in enumerate(_array(data, "rule", locate))),
         waivers=tuple(_waiver(w, i, locate) for i, w in enumerate(_array(data, "waive", locate))),
         settings=dict(settings),
+        containers=_containers(data, locate),
     )
 
 
@@ -206,9 +217,40 @@ def _expectation(entry: dict[str, Any], index: int, locate: _Locator) -> Expecta
     return Expectation(algorithm, driver, driver_class, module, where)
 
 
+def _containers(data: dict[str, Any], locate: _Locator) -> ContainerKeys | None:
+    if "containers" not in data:
+        return None
+    table = _table(data, "containers", locate)
+    unknown = sorted(set(table) - set(_CONTAINER_KEYS))
+    if unknown:
+        raise ProfileError(
+            f"{locate.where('containers', key=unknown[0])}: unknown key {unknown[0]!r} "
+            f"(known: {', '.join(_CONTAINER_KEYS)})"
+        )
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in _CONTAINER_KEYS:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ProfileError(
+                f"{locate.where('containers', key=key)}: {key} must be a list of strings"
+            )
+        lists[key] = tuple(value)
+    for device in lists["devices"]:
+        if not device.startswith("/dev/"):
+            raise ProfileError(
+                f"{locate.where('containers', key='devices')}: {device!r} is not under /dev"
+            )
+    return ContainerKeys(
+        devices=lists["devices"], configs=lists["configs"] if "configs" in table else None
+    )
+
+
 def _waiver(entry: dict[str, Any], index: int, locate: _Locator) -> Waiver:
     _reject_unknown_keys(entry, _WAIVE_KEYS, "waive", index, locate)
     where = locate.where("waive", index)
+    # A container config's path stands where a driver's name does (its findings' subject).
+    if "container" in entry and "driver" not in entry:
+        entry = {**entry, "driver": entry["container"]}
     driver = _string(entry, "driver", where, required=True)
     reason = _string(entry, "reason", where, required=True)
     check = _string(entry, "check", locate.where("waive", index, "check")) or "*"
@@ -225,4 +267,4 @@ def _rule(entry: dict[str, Any], index: int, locate: _Locator) -> dict[str, Any]
             f"{locate.where('rule', index, 'type')}: unknown rule type "
             f"{rule_type!r} (choose from {', '.join(RULE_TYPES)})"
         )
-    return {**entry, "where": where}
+    return {**entry, "location": where}

@@ -100,6 +100,10 @@ class FindingKind(Word):
     STORAGE_BOUND = "storage-bound"
     # A hardware driver dm-crypt will not allocate (e.g. it carries CRYPTO_ALG_ALLOCATES_MEMORY).
     DMCRYPT_REFUSES_DRIVER = "dmcrypt-refuses-driver"
+    # A container config with no device policy: the container gets every host device.
+    CONTAINER_DEVICES_UNRESTRICTED = "container-devices-unrestricted"
+    # The same driver slower inside a container than on the host by more than the bar.
+    CONTAINER_OVERHEAD = "container-overhead"
 
 
 class RuleType(Word):
@@ -121,6 +125,7 @@ class Suite(Word):
     OPENSSL = "openssl"
     CRYPTODEV = "cryptodev"
     DMCRYPT = "dmcrypt"
+    LXC = "lxc"
 
     @property
     def marker(self) -> str:
@@ -133,6 +138,13 @@ MEASURING_SUITES: frozenset[str] = frozenset(
     {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc"}
 )
 XDIST_MEASURING_GROUP = "hwcrypto-measuring"
+
+
+class Place(Word):
+    """Where a measurement was taken (`extra["where"]`) and where a `[[rule]]` looks."""
+
+    HOST = "host"
+    CONTAINER = "container"
 
 
 class BoardKind(Word):
@@ -151,3 +163,6 @@ DEFAULT_BLOCK_SIZES: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384, 65536)
 DEFAULT_MAX_DROP = 0.10
 DEFAULT_MIN_RATIO = 1.0
 MIB = 1024 * 1024
+# The most a driver may lose inside a container against the host before the lxc suite
+# reports `container-overhead`.
+DEFAULT_CONTAINER_OVERHEAD = 0.05

@@ -61,7 +61,7 @@ from pytest_hwcrypto.verdict.rules import (
     rules_from_profile,
     winner_not_fastest_findings,
 )
-from pytest_hwcrypto.vocabulary import AlgType, Source
+from pytest_hwcrypto.vocabulary import AlgType, Place, Source
 
 pytestmark = pytest.mark.hwcrypto_throughput
 
@@ -278,6 +278,8 @@ def test_profile_rule(
     if profile_rule.rule is None:
         pytest.fail(profile_rule.error or "invalid rule", pytrace=False)
     rule = profile_rule.rule
+    if rule.scope.place == Place.CONTAINER:
+        pytest.skip(f"{rule.label}: about measurements inside a container: the lxc suite's")
     baseline = hwcrypto_run.baseline
     if isinstance(rule, NoRegressionRule) and baseline is None:
         pytest.skip(f"{rule.label}: {NO_BASELINE}")

@@ -67,7 +67,7 @@ def test_unknown_suite_is_one_usage_error(pytester: pytest.Pytester) -> None:
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
-@pytest.mark.parametrize("future", ["lxc", "userspace"])
+@pytest.mark.parametrize("future", ["containers", "userspace"])
 def test_a_suite_that_does_not_exist_yet_is_refused_not_silently_empty(
     pytester: pytest.Pytester, future: str
 ) -> None:

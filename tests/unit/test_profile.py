@@ -48,7 +48,7 @@ def test_good_profile_loads_everything() -> None:
     assert profile.waiver_for("virtio-crypto-rsa", "selftest") is not None
     assert profile.waiver_for("virtio-crypto-rsa", "throughput") is None
     assert profile.rules[0]["type"] == "hw-beats-sw"
-    assert profile.rules[0]["where"] == "b.toml:19: [rule #1]"
+    assert profile.rules[0]["location"] == "b.toml:19: [rule #1]"
     assert profile.settings == {"suite": "inventory"}
 
 
@@ -80,7 +80,8 @@ def test_good_profile_loads_everything() -> None:
         ),
         (
             '[boards]\nname="x"\n',
-            "b.toml: unknown table 'boards' (expected one of board, expect, rule, waive, settings)",
+            "b.toml: unknown table 'boards' "
+            "(expected one of board, expect, rule, waive, settings, containers)",
         ),
     ],
 )

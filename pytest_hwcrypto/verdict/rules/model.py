@@ -14,6 +14,7 @@ from typing import Optional
 from pytest_hwcrypto.model.results import Finding, InventoryItem, Measurement, Verdict
 from pytest_hwcrypto.model.stats import RatioInterval, SampleStats
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange
+from pytest_hwcrypto.vocabulary import Place
 
 # Differences smaller than this are not worth a winner-not-fastest report even when
 # statistically clear: priorities are set per architecture, not per board.
@@ -45,6 +46,9 @@ class Scope:
     source: str | None = None
     key_bits: int | None = None
     op: str | None = None
+    # Measurements taken inside a container carry extra["where"] = "container"; a rule
+    # without `where` looks at the host's only, so the two are never mixed in one series.
+    place: str | None = None
 
     def admits_path(self, measurement: Measurement) -> bool:
         """Everything but the block size (crossovers look beyond the range)."""
@@ -53,6 +57,7 @@ class Scope:
             and (self.source is None or measurement.source == self.source)
             and (self.key_bits is None or measurement.key_bits == self.key_bits)
             and (self.op is None or measurement.op == self.op)
+            and measurement.extra.get("where", Place.HOST) == (self.place or Place.HOST)
         )
 
     def admits(self, measurement: Measurement) -> bool:

@@ -10,9 +10,11 @@ Rule types (the `type` key):
 * ``no-regression``: max_drop (default 10 %; 0.1 or "10%"), optional algorithm, driver,
   block_sizes, source; checked against a baseline Results.
 
-All rules also take optional ``name`` (for the verdict), ``key_bits`` and ``op``.
-The board profile loader (profile.py) checks only each table's type and adds its
-``where`` (file:line); everything else is checked here, where the rules are understood.
+All rules also take optional ``name`` (for the verdict), ``key_bits``, ``op`` and
+``where`` ("host", the default, or "container": measurements the lxc suite took inside an
+LXC container). The board profile loader (profile.py) checks only each table's type and
+adds its ``location`` (file:line); everything else is checked here, where the rules are
+understood.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pytest_hwcrypto.vocabulary import (
     DEFAULT_MAX_DROP,
     DEFAULT_MIN_RATIO,
     PROFILE_DRIVER_CLASSES,
+    Place,
     RuleType,
 )
 
@@ -94,10 +97,11 @@ def rules_from_profile(profile: BoardProfile | None) -> list[CollectedRule]:
 
 
 def _located(table: Any, number: int, file_name: str) -> tuple[Any, str]:
-    """The table without its `where`, and that `where`: the profile loader's file:line when
-    it gave one, else '<file> rule #<number>'."""
-    if isinstance(table, Mapping) and "where" in table:
-        return {key: value for key, value in table.items() if key != "where"}, str(table["where"])
+    """The table without its `location`, and that location: the profile loader's file:line
+    when it gave one, else '<file> rule #<number>'."""
+    if isinstance(table, Mapping) and "location" in table:
+        rest = {key: value for key, value in table.items() if key != "location"}
+        return rest, str(table["location"])
     return table, f"{file_name} rule #{number}"
 
 
@@ -256,4 +260,11 @@ class _RuleReader:
             source=self.optional_string("source"),
             key_bits=self.optional_int("key_bits"),
             op=self.optional_string("op"),
+            place=self.place(),
         )
+
+    def place(self) -> str | None:
+        value = self.optional_string("where")
+        if value is not None and value not in Place.values():
+            raise self._wrong("where", f"one of {', '.join(Place.values())}", value)
+        return value
