@@ -143,3 +143,6 @@ DEFAULT_BLOCK_SIZES: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384, 65536)
 DEFAULT_MAX_DROP = 0.10
 DEFAULT_MIN_RATIO = 1.0
 MIB = 1024 * 1024
+
+# Bytes of seeded pattern the dmcrypt suite writes through each volume and reads back.
+DEFAULT_DMCRYPT_BYTES = 256 * MIB

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_hwcrypto.block.plain_format import decrypt_plain
 from pytest_hwcrypto.vocabulary import MIB
 
 CHUNK = 4 * MIB
@@ -125,3 +126,28 @@ def flip_byte(path: Path, offset: int) -> None:
         handle.write(bytes([old[0] ^ 0xFF]))
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def first_plain_mismatch(
+    backing: Path,
+    algorithm: str,
+    key: bytes,
+    sector_size: int,
+    seed: str,
+    total: int,
+    iv_mode: str = "plain64",
+) -> int | None:
+    """Decrypt a plain volume's raw backing file chunk by chunk (pyca) and compare it with
+    the pattern: the offset of the first chunk that differs, or None when all match. A
+    chunk stored as plaintext (not encrypted at all) counts as a mismatch."""
+    offset = 0
+    with open(backing, "rb") as raw_file:
+        for chunk in pattern_chunks(seed, total):
+            raw = raw_file.read(len(chunk))
+            if raw == chunk:
+                return offset
+            plain = decrypt_plain(algorithm, key, raw, sector_size, iv_mode, offset // 512)
+            if plain != chunk:
+                return offset
+            offset += len(chunk)
+    return None
