@@ -12,6 +12,7 @@ file; it is safe to call twice and after a failed open.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,10 +23,25 @@ from pytest_hwcrypto.block import dmcrypt, loop, luks
 from pytest_hwcrypto.block.crypt_table import CryptSpec
 from pytest_hwcrypto.block.naming import next_name
 from pytest_hwcrypto.block.tools import BlockError
+from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.ledger import Ledger, Undo
 from pytest_hwcrypto.vocabulary import MIB, PROC_CRYPTO
 
 DEFAULT_SIZE = 32 * MIB
+# LUKS2 with dm-integrity: cryptsetup builds capi:authenc(hmac(sha256),xts(aes))-random.
+INTEGRITY_CIPHERS = {"xts(aes)": "aes-xts-random"}
+INTEGRITY_MAC = "hmac-sha256"
+INTEGRITY_OVERHEAD = 32 * MIB
+
+
+def winner_of(algorithm: str, proc_crypto: Path = PROC_CRYPTO) -> str | None:
+    """The driver the kernel hands out for `algorithm` now; a template name (xts(aes)) is
+    bound once through AF_ALG first, so its instance exists to be listed."""
+    with contextlib.suppress(afalg.AfAlgError):
+        afalg.instantiate_any(algorithm, key=bytes(64))
+    found = [a for a in read_proc_crypto(proc_crypto) if a.name == algorithm and not a.is_internal]
+    return max(found, key=lambda a: a.priority or 0).driver if found else None
 
 
 @dataclass
@@ -37,6 +53,7 @@ class Volume:
     luks_uuid: str | None = None  # a LUKS2 volume's header UUID
     # The dm device as last opened, kept after close_crypt so open_crypt can make it again.
     last: dmcrypt.CryptDevice | luks.LuksDevice | None = None
+    algorithm: str | None = None  # the kernel name the driver implements, when known
 
     @property
     def path(self) -> str:
@@ -173,6 +190,51 @@ class VolumeMaker:
             self._remove(volume.crypt)
             volume.crypt = None
         loop.detach(self.ledger, volume.loop)
+
+    def make(
+        self,
+        algorithm: str | None = None,
+        driver: str | None = None,
+        key_bits: int = 256,
+        sector_size: int = 512,
+        size: int = DEFAULT_SIZE,
+        integrity: bool = False,
+    ) -> Volume:
+        """A volume of `algorithm` on `driver` (the name's winner when not given): a raw
+        pinned table, or with `integrity` a LUKS2 volume with dm-integrity
+        (INTEGRITY_CIPHERS), which runs the winner of its name."""
+        if algorithm is None and driver is None:
+            raise BlockError("a volume needs an algorithm (e.g. xts(aes)) or a driver")
+        serving = driver or winner_of(str(algorithm), self.proc_crypto)
+        if serving is None:
+            raise BlockError(f"no driver of {algorithm} is registered on this kernel")
+        if not integrity:
+            volume = self.open(serving, key_bits, sector_size, size)
+        else:
+            volume = self._integrity_volume(algorithm, serving, key_bits, sector_size, size)
+        volume.algorithm = algorithm
+        return volume
+
+    def _integrity_volume(
+        self, algorithm: str | None, driver: str, key_bits: int, sector_size: int, size: int
+    ) -> Volume:
+        cipher = INTEGRITY_CIPHERS.get(algorithm or "")
+        if cipher is None:
+            raise BlockError(
+                f"integrity volumes are made for {', '.join(INTEGRITY_CIPHERS)}, not {algorithm}"
+            )
+        winner = winner_of(str(algorithm), self.proc_crypto)
+        if driver != winner:
+            raise BlockError(
+                f"an integrity volume runs the winner of {algorithm} ({winner}): cryptsetup "
+                f"names the cipher ({cipher}), not the driver; make {driver} the winner "
+                "first (hwcrypto_prefer)"
+            )
+        spec = luks.CryptsetupFormat(
+            luks.LUKS2, cipher, key_bits, driver, sector_size, INTEGRITY_MAC
+        )
+        # The tags (48 bytes a sector), the journal and the LUKS2 header come on top.
+        return self.open_cryptsetup(spec, size + size // 8 + INTEGRITY_OVERHEAD)
 
     @contextmanager
     def volume(
