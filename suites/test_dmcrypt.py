@@ -42,6 +42,7 @@ from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.model.results import Finding, Measurement, inventory_items
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
+from pytest_hwcrypto.verdict.dmcrypt_usable import dmcrypt_usable_verdicts, mark_waived
 from pytest_hwcrypto.verdict.rules import (
     crossover_findings,
     hw_loses_to_sw_findings,
@@ -183,7 +184,8 @@ def dmcrypt_run(
     volumes = [m for m in measured if m.driver != BARE]
     bare = [m for m in measured if m.driver == BARE]
     items = inventory_items([entry.to_json() for entry in hwcrypto_inventory])
-    findings = storage_bound_findings(volumes, bare) + refused_findings(hwcrypto_inventory)
+    refused = mark_waived(refused_findings(hwcrypto_inventory), hwcrypto_run.profile)
+    findings = storage_bound_findings(volumes, bare) + refused
     findings += winner_not_fastest_findings(volumes, items)
     findings += hw_loses_to_sw_findings(volumes, items) + crossover_findings(volumes, items)
     for measurement in measured:
@@ -232,3 +234,17 @@ def test_drivers_dmcrypt_refuses_are_reported_not_measured(dmcrypt_run: DmcryptR
     for finding in dmcrypt_run.findings:
         if finding.kind == FindingKind.DMCRYPT_REFUSES_DRIVER:
             assert dmcrypt.ALLOCATES_MEMORY in finding.detail, finding.detail
+
+
+def test_board_profile_drivers_dmcrypt_must_use(
+    dmcrypt_run: DmcryptRun, hwcrypto_run: HwcryptoRun, hwcrypto_results: ResultsRecorder
+) -> None:
+    """`[[expect]] driver = D, dmcrypt = true`: a refusal of D fails, unless waived."""
+    verdicts = dmcrypt_usable_verdicts(dmcrypt_run.findings, hwcrypto_run.profile)
+    if not verdicts:
+        pytest.skip("the board profile requires no driver for dm-crypt ([[expect]] dmcrypt = true)")
+    for verdict in verdicts:
+        hwcrypto_results.add_verdict(verdict)
+    failed = [v.message for v in verdicts if not v.passed]
+    if failed:
+        pytest.fail("; ".join(failed), pytrace=False)
