@@ -13,7 +13,7 @@ A volume whose workload runs within noise of the bare device's is `storage-bound
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -81,7 +81,9 @@ def _findings(measured: Sequence[Measurement]) -> list[Finding]:
     for label in sorted({str(m.extra["workload"]) for m in measured}):
         same = [m for m in measured if m.extra["workload"] == label]
         volumes = [m for m in same if m.driver != BARE]
-        findings += storage_bound_findings(volumes, [m for m in same if m.driver == BARE])
+        for finding in storage_bound_findings(volumes, [m for m in same if m.driver == BARE]):
+            extra = {**finding.extra, "workload": label}
+            findings.append(replace(finding, detail=f"{label}: {finding.detail}", extra=extra))
     return findings
 
 
@@ -173,6 +175,8 @@ def test_each_measurement_names_its_proven_driver_and_cpu_cost(
             assert f"capi:{m.driver}-plain64" in evidence and "refcnt" in evidence, evidence
         assert m.source in ("fio", "dd") and m.bytes_per_second > 0, m
         assert m.extra.get("system_cpu_seconds") is not None, f"{m.driver} {m.extra['workload']}"
+    for finding in workload_run.findings:  # storage-bound, told apart per workload
+        assert str(finding.detail).startswith(str(finding.extra["workload"]) + ":"), finding
     random = [m for m in workload_run.measurements if m.extra["rw"] == "randrw"]
     if not workload_run.skipped:
         assert {m.extra["iodepth"] for m in random} == {1, 32}
