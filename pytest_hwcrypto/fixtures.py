@@ -515,9 +515,11 @@ MakeVolume = Callable[..., Volume]
 
 @pytest.fixture
 def hwcrypto_dmcrypt_volume(hwcrypto_run: HwcryptoRun) -> Iterator[MakeVolume]:
-    """`hwcrypto_dmcrypt_volume(driver=..., key_bits=..., sector_size=..., size=...)`: a
-    dm-crypt volume on its own loop device, pinned to exactly `driver` and proven to run it
-    (`.path`, `.driver`, `.evidence`). Removed at teardown, also when the test fails; a
+    """`hwcrypto_dmcrypt_volume(algorithm=..., driver=..., key_bits=..., sector_size=...,
+    size=..., integrity=False)`: a dm-crypt volume on its own loop device, pinned to exactly
+    `driver` (by default the winner of `algorithm`) and proven to run it (`.path`,
+    `.driver`, `.evidence`); `integrity=True` makes a LUKS2 volume with dm-integrity
+    (hmac-sha256) through cryptsetup. Removed at teardown, also when the test fails; a
     killed run's volumes are removed by the next run's start or `hwcrypto sweep`.
     """
     reason = block_tools.unavailable_reason()
@@ -530,12 +532,25 @@ def hwcrypto_dmcrypt_volume(hwcrypto_run: HwcryptoRun) -> Iterator[MakeVolume]:
     with ExitStack() as stack:
 
         def make(
-            driver: str, key_bits: int = 256, sector_size: int = 512, size: int = DEFAULT_SIZE
+            driver: str | None = None,
+            key_bits: int = 256,
+            sector_size: int = 512,
+            size: int = DEFAULT_SIZE,
+            *,
+            algorithm: str | None = None,
+            integrity: bool = False,
         ) -> Volume:
+            if integrity:
+                missing = _integrity_missing_reason()
+                if missing:
+                    pytest.skip(missing)
             try:
-                return stack.enter_context(maker.volume(driver, key_bits, sector_size, size))
+                volume = maker.make(algorithm, driver, key_bits, sector_size, size, integrity)
             except block_tools.BlockError as error:
-                pytest.fail(f"cannot open a dm-crypt volume on {driver}: {error}", pytrace=False)
+                what = driver or algorithm
+                pytest.fail(f"cannot open a dm-crypt volume on {what}: {error}", pytrace=False)
+            stack.callback(maker.close, volume)
+            return volume
 
         yield make
 
@@ -582,3 +597,14 @@ def hwcrypto_lxc(hwcrypto_run: HwcryptoRun) -> Iterator[MakeContainer]:
                 pytest.fail(f"cannot start an LXC container: {error}", pytrace=False)
 
         yield make
+
+
+def _integrity_missing_reason() -> str | None:
+    """Why a dm-integrity volume cannot be made here, with how to fix it; None if it can."""
+    if shutil.which("cryptsetup") is None:
+        return "integrity volumes need cryptsetup: apt-get install cryptsetup-bin"
+    subprocess.run(["modprobe", "-q", "dm_integrity"], capture_output=True, check=False)
+    targets = block_tools.run(["dmsetup", "targets"])
+    if not any(line.split()[:1] == ["integrity"] for line in targets.splitlines()):
+        return "device-mapper has no integrity target: modprobe dm_integrity (CONFIG_DM_INTEGRITY)"
+    return None

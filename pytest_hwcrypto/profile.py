@@ -23,7 +23,7 @@ from pytest_hwcrypto.vocabulary import PROFILE_DRIVER_CLASSES, RuleType
 DRIVER_CLASSES = tuple(str(driver_class) for driver_class in PROFILE_DRIVER_CLASSES)
 RULE_TYPES = RuleType.values()
 _TOP_LEVEL = ("board", "expect", "rule", "waive", "settings", "containers")
-_EXPECT_KEYS = ("algorithm", "driver", "class", "module", "reason")
+_EXPECT_KEYS = ("algorithm", "driver", "class", "module", "reason", "dmcrypt")
 _WAIVE_KEYS = ("driver", "container", "algorithm", "check", "reason")
 _CONTAINER_KEYS = ("devices", "configs")
 
@@ -41,6 +41,9 @@ class Expectation:
     driver_class: str | None
     module: str | None
     where: str
+    # `dmcrypt = true`: dm-crypt must be able to use this driver (a dmcrypt-refuses-driver
+    # finding for it fails the dmcrypt suite unless a [[waive]] covers that check).
+    dmcrypt: bool = False
 
     def describe(self) -> str:
         target = self.driver or f"a {self.driver_class} driver"
@@ -213,8 +216,19 @@ def _expectation(entry: dict[str, Any], index: int, locate: _Locator) -> Expecta
             f"{driver_class!r} (choose from {', '.join(DRIVER_CLASSES)})"
         )
     module = _string(entry, "module", locate.where("expect", index, "module"))
+    dmcrypt = entry.get("dmcrypt", False)
+    if not isinstance(dmcrypt, bool):
+        raise ProfileError(
+            f"{locate.where('expect', index, 'dmcrypt')}: dmcrypt must be true or false, "
+            f"got {dmcrypt!r}"
+        )
+    if dmcrypt and driver is None:
+        raise ProfileError(
+            f"{locate.where('expect', index, 'dmcrypt')}: dmcrypt = true needs a driver "
+            "(which driver must dm-crypt be able to use?)"
+        )
     assert algorithm is not None
-    return Expectation(algorithm, driver, driver_class, module, where)
+    return Expectation(algorithm, driver, driver_class, module, where, dmcrypt)
 
 
 def _containers(data: dict[str, Any], locate: _Locator) -> ContainerKeys | None:

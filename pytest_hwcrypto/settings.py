@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list
+from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list, parse_size
 from pytest_hwcrypto.vocabulary import (
     DEFAULT_BLOCK_SIZES,
+    DEFAULT_DMCRYPT_BYTES,
     DEFAULT_MAX_DROP,
     DEFAULT_TIMEOUT_SECONDS,
     BoardKind,
@@ -65,6 +66,14 @@ def parse_non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise ValueError("must be 0 or more")
+    return value
+
+
+def parse_volume_bytes(text: str) -> int:
+    """A pattern size for dm-crypt volumes: whole MiB ('256M', '16MiB', '1G')."""
+    value = parse_size(text)
+    if value <= 0 or value % (1024 * 1024):
+        raise ValueError("must be a positive whole number of MiB (e.g. 16M, 256M, 1G)")
     return value
 
 
@@ -293,6 +302,14 @@ class Options:
         "BOOL",
         None,
         flag=True,
+    )
+
+    dmcrypt_bytes: int = _setting(
+        "bytes of seeded pattern the dmcrypt suite writes through each volume and reads "
+        "back (whole MiB: 16M, 256M, 1G)",
+        parse_volume_bytes,
+        "SIZE",
+        DEFAULT_DMCRYPT_BYTES,
     )
 
     @classmethod

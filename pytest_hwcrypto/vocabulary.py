@@ -166,3 +166,6 @@ MIB = 1024 * 1024
 # The most a driver may lose inside a container against the host before the lxc suite
 # reports `container-overhead`.
 DEFAULT_CONTAINER_OVERHEAD = 0.05
+
+# Bytes of seeded pattern the dmcrypt suite writes through each volume and reads back.
+DEFAULT_DMCRYPT_BYTES = 256 * MIB

@@ -1,10 +1,12 @@
 """The dmcrypt suite: dm-crypt volumes pinned to each kernel driver of xts(aes) and
 cbc(aes), checked for integrity and measured, beside the bare device under them.
 
-* integrity, one volume per driver: a seeded pattern written, caches dropped, read back
-  through a fresh open (the dm device closed and opened again with the same key) and the
-  digests compared; the raw loop contents differ from the plaintext and decrypt with pyca
-  `cryptography` to it (the plain on-disk format is what dm-crypt says it is);
+* integrity, one volume per driver: a seeded pattern (--hwcrypto-dmcrypt-bytes, 256 MiB
+  by default) written, caches dropped, read back through a fresh open (the dm device
+  closed and opened again with the same key) and the digests compared; the raw loop
+  contents differ from the plaintext and decrypt with pyca `cryptography` to it (the plain
+  on-disk format is what dm-crypt says it is); opened with a wrong key the volume reads
+  as garbage and the backing file is unchanged (LUKS2, dm-integrity: test_dmcrypt_luks.py);
 * throughput per driver: O_DIRECT sequential writes (encrypt) and reads (decrypt) through
   measure/dmcrypt_engine.py, and the same I/O on a bare loop device in the same boot:
   `storage-bound` when a volume runs within noise of the bare device; `hw-loses-to-sw`,
@@ -15,9 +17,7 @@ cbc(aes), checked for integrity and measured, beside the bare device under them.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import random
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,9 +26,8 @@ from pathlib import Path
 import pytest
 
 from pytest_hwcrypto import fixtures
-from pytest_hwcrypto.block import dmcrypt, tools
-from pytest_hwcrypto.block.plain_format import decrypt_plain
-from pytest_hwcrypto.block.volume import VolumeMaker
+from pytest_hwcrypto.block import dmcrypt, pattern_io, tools
+from pytest_hwcrypto.block.volume import Volume, VolumeMaker
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.measure.dmcrypt_engine import (
     BARE,
@@ -43,6 +42,7 @@ from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.model.results import Finding, Measurement, inventory_items
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
+from pytest_hwcrypto.verdict.dmcrypt_usable import dmcrypt_usable_verdicts, mark_waived
 from pytest_hwcrypto.verdict.rules import (
     crossover_findings,
     hw_loses_to_sw_findings,
@@ -53,7 +53,6 @@ from pytest_hwcrypto.vocabulary import HARDWARE_CLASSES, MIB, AlgType, FindingKi
 
 pytestmark = pytest.mark.hwcrypto_dmcrypt
 
-INTEGRITY_BYTES = 16 * MIB
 # Multiples of the 4096-byte encryption sector: a page, a large request, a stripe.
 BLOCK_SIZES = (4096, 65536, 1048576)
 SAMPLES = 5
@@ -81,52 +80,63 @@ def block_ready() -> None:
     subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    """os.write may write less than asked (a block device in pieces): keep going."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def _drop_caches() -> None:
     os.sync()
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
+WRONG_KEY_READ = 4 * MIB
+
+
 @pytest.mark.usefixtures("block_ready")
 def test_integrity(disk_target: Target, hwcrypto_run: HwcryptoRun) -> None:
-    """What was written reads back through a fresh open, and the disk holds ciphertext
-    that pyca decrypts to it."""
+    """What was written reads back through a fresh open, the disk holds ciphertext that
+    pyca decrypts to it, and a wrong key reads garbage without writing anything."""
     refused = dmcrypt.refusal(disk_target.driver)
     if refused:
         pytest.skip(f"dm-crypt refuses it (reported as dmcrypt-refuses-driver): {refused}")
     seed = hwcrypto_run.options.seed if hwcrypto_run.options.seed is not None else DEFAULT_SEED
-    pattern = random.Random(f"{seed}:{disk_target.driver}").randbytes(INTEGRITY_BYTES)
+    pattern = f"{seed}:{disk_target.driver}"
+    total = hwcrypto_run.options.dmcrypt_bytes
     maker = VolumeMaker(fixtures.run_ledger(hwcrypto_run))
     bits = KEY_BITS[disk_target.algorithm]
     try:
-        volume = maker.open(disk_target.driver, bits, SECTOR_SIZE, INTEGRITY_BYTES)
+        volume = maker.open(disk_target.driver, bits, SECTOR_SIZE, total)
     except tools.BlockError as error:
         pytest.fail(str(error), pytrace=False)
     try:
-        with open(volume.path, "r+b", buffering=0) as disk:
-            _write_all(disk.fileno(), pattern)
-            os.fsync(disk.fileno())
+        wanted = pattern_io.write_pattern(volume.path, pattern, total)
         _drop_caches()
         maker.reopen(volume)
-        with open(volume.path, "rb") as disk:
-            back = disk.read(INTEGRITY_BYTES)  # buffered read: loops over short reads
-        wanted, got = hashlib.sha256(pattern).hexdigest(), hashlib.sha256(back).hexdigest()
-        assert got == wanted, f"{volume.driver}: read back {got[:16]}…, wrote {wanted[:16]}…"
-        raw = volume.loop.backing.read_bytes()
-        assert raw != pattern, f"{volume.driver}: the loop device holds the plaintext"
-        plain = decrypt_plain(disk_target.algorithm, volume.key, raw, SECTOR_SIZE)
-        assert plain == pattern, (
-            f"{volume.driver}: the raw sectors are not {disk_target.algorithm} plain64 "
-            "ciphertext of what was written"
+        back = pattern_io.read_digest(volume.path, total)
+        assert back.digest == wanted, (
+            f"{volume.driver}: read back {back.digest[:16]}… ({back.size} bytes), "
+            f"wrote {wanted[:16]}… ({total} bytes)"
         )
+        mismatch = pattern_io.first_plain_mismatch(
+            volume.loop.backing, disk_target.algorithm, volume.key, SECTOR_SIZE, pattern, total
+        )
+        assert mismatch is None, (
+            f"{volume.driver}: the raw sectors from byte {mismatch} are not "
+            f"{disk_target.algorithm} plain64 ciphertext of what was written"
+        )
+        _wrong_key_reads_garbage(maker, volume, pattern)
     finally:
         maker.close(volume)
+
+
+def _wrong_key_reads_garbage(maker: VolumeMaker, volume: Volume, pattern: str) -> None:
+    """A plain volume cannot tell a wrong key: it must read garbage and write nothing."""
+    backing_before = pattern_io.file_digest(volume.loop.backing)
+    maker.reopen(volume, key=os.urandom(len(volume.key)))
+    garbage = pattern_io.read_digest(volume.path, WRONG_KEY_READ)
+    maker.close_crypt(volume)
+    assert garbage.digest != pattern_io.pattern_digest(pattern, WRONG_KEY_READ), (
+        f"{volume.driver}: a wrong key read back the plaintext"
+    )
+    assert pattern_io.file_digest(volume.loop.backing) == backing_before, (
+        f"{volume.driver}: opening and reading with a wrong key changed the backing file"
+    )
 
 
 @dataclass
@@ -174,7 +184,8 @@ def dmcrypt_run(
     volumes = [m for m in measured if m.driver != BARE]
     bare = [m for m in measured if m.driver == BARE]
     items = inventory_items([entry.to_json() for entry in hwcrypto_inventory])
-    findings = storage_bound_findings(volumes, bare) + refused_findings(hwcrypto_inventory)
+    refused = mark_waived(refused_findings(hwcrypto_inventory), hwcrypto_run.profile)
+    findings = storage_bound_findings(volumes, bare) + refused
     findings += winner_not_fastest_findings(volumes, items)
     findings += hw_loses_to_sw_findings(volumes, items) + crossover_findings(volumes, items)
     for measurement in measured:
@@ -223,3 +234,17 @@ def test_drivers_dmcrypt_refuses_are_reported_not_measured(dmcrypt_run: DmcryptR
     for finding in dmcrypt_run.findings:
         if finding.kind == FindingKind.DMCRYPT_REFUSES_DRIVER:
             assert dmcrypt.ALLOCATES_MEMORY in finding.detail, finding.detail
+
+
+def test_board_profile_drivers_dmcrypt_must_use(
+    dmcrypt_run: DmcryptRun, hwcrypto_run: HwcryptoRun, hwcrypto_results: ResultsRecorder
+) -> None:
+    """`[[expect]] driver = D, dmcrypt = true`: a refusal of D fails, unless waived."""
+    verdicts = dmcrypt_usable_verdicts(dmcrypt_run.findings, hwcrypto_run.profile)
+    if not verdicts:
+        pytest.skip("the board profile requires no driver for dm-crypt ([[expect]] dmcrypt = true)")
+    for verdict in verdicts:
+        hwcrypto_results.add_verdict(verdict)
+    failed = [v.message for v in verdicts if not v.passed]
+    if failed:
+        pytest.fail("; ".join(failed), pytrace=False)

@@ -53,10 +53,14 @@ class CryptDevice:
         return f"/dev/mapper/{self.name}"
 
     @property
+    def driver(self) -> str:
+        return self.spec.driver
+
+    @property
     def evidence(self) -> str:
         return (
             f"dmsetup table shows {self.spec.cipher}; /proc/crypto refcnt of "
-            f"{self.spec.driver} rose {self.refcnt_before} -> {self.refcnt_after}"
+            f"{self.spec.serving_driver} rose {self.refcnt_before} -> {self.refcnt_after}"
         )
 
 
@@ -101,7 +105,7 @@ def create(
         raise DriverRefused(f"cannot pin dm-crypt to {spec.cipher}: {why}")
     table = table_line(spec, key, loop.device, loop.size, sector_size)
     uuid = f"{UUID_PREFIX}-{name}-{secrets.token_hex(4)}"
-    before = refcnt(spec.driver, proc_crypto)
+    before = refcnt(spec.serving_driver, proc_crypto)
     ledger.record(Entry(LEDGER_KIND, name, {"name": name, "uuid": uuid}))
     try:
         run(["dmsetup", "create", name, "--uuid", uuid], stdin=table, secret=True)
@@ -128,10 +132,10 @@ def _prove(
             f"{name}: asked for {spec.cipher} with {sector_size}-byte sectors, but dmsetup "
             f"table shows {shown.cipher} with {shown.sector_size}-byte sectors"
         )
-    after = refcnt(spec.driver, proc_crypto)
+    after = refcnt(spec.serving_driver, proc_crypto)
     if after <= before:
         raise BlockError(
-            f"{name}: {spec.driver}'s refcnt did not rise ({before} -> {after}): "
+            f"{name}: {spec.serving_driver}'s refcnt did not rise ({before} -> {after}): "
             "the volume is not running that driver"
         )
     return CryptDevice(name, uuid, spec, sector_size, before, after)

@@ -22,6 +22,14 @@ class BlockError(RuntimeError):
     """A loop or dm-crypt operation failed; the message says which and why."""
 
 
+class CommandFailed(BlockError):
+    """A command ran and exited non-zero; `returncode` tells which failure it reports."""
+
+    def __init__(self, message: str, returncode: int) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+
+
 def run(argv: Sequence[str], stdin: bytes | None = None, *, secret: bool = False) -> str:
     """Run `argv` and return its stdout; `secret`: stdin holds a key, never echo it."""
     env = dict(os.environ)
@@ -44,7 +52,7 @@ def run(argv: Sequence[str], stdin: bytes | None = None, *, secret: bool = False
         complaint = done.stderr.decode(errors="replace").strip().splitlines()
         last = complaint[-1] if complaint else f"exit status {done.returncode}"
         shown = " ".join(argv) + (" (table on stdin, key withheld)" if secret else "")
-        raise BlockError(f"{shown}: {last}")
+        raise CommandFailed(f"{shown}: {last}", done.returncode)
     return done.stdout.decode(errors="replace")
 
 

@@ -106,13 +106,15 @@ class DmcryptBound:
         timing: Timing,
         size: int,
         maker: VolumeMaker,
-        held: Volume | loop.LoopDevice,
+        held: Volume | loop.LoopDevice | None,
     ) -> None:
+        """`held` is what closing removes; None: the caller keeps the device (benchmarks)."""
         self.evidence = evidence
         self.timing = timing
         self.size = size
         self._maker = maker
-        self._held: Volume | loop.LoopDevice | None = held
+        self._held = held
+        self._closed = False
         self._fd = os.open(path, os.O_RDWR | os.O_DIRECT)
         self._buffers: dict[int, mmap.mmap] = {}
         self._offset = 0
@@ -163,13 +165,14 @@ class DmcryptBound:
         return Sample(operations, block_size, elapsed, usage_between(before, meter.snapshot()))
 
     def close(self) -> None:
-        if self._held is None:
+        if self._closed:
             return
+        self._closed = True
         os.close(self._fd)
         for buffer in self._buffers.values():
             buffer.close()
         held, self._held = self._held, None
         if isinstance(held, Volume):
             self._maker.close(held)
-        else:
+        elif held is not None:
             loop.detach(self._maker.ledger, held)

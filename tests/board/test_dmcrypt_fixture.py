@@ -44,3 +44,41 @@ def test_a_failing_test_still_gets_its_volume_removed(pytester: pytest.Pytester)
     assert name.startswith("hwcrypto-")
     assert name not in tools.run(["dmsetup", "ls"])
     assert name not in tools.run(["losetup", "--list", "-O", "BACK-FILE"])
+
+
+BY_ALGORITHM = """
+import os, subprocess
+
+def test_winner_of_the_algorithm(hwcrypto_dmcrypt_volume):
+    volume = hwcrypto_dmcrypt_volume(algorithm="xts(aes)", sector_size=4096, size=4 << 20)
+    assert volume.algorithm == "xts(aes)" and volume.driver in volume.evidence
+    print("WINNER", volume.driver)
+
+def test_integrity(hwcrypto_dmcrypt_volume):
+    volume = hwcrypto_dmcrypt_volume(algorithm="xts(aes)", integrity=True, size=8 << 20)
+    assert "dm-integrity" in volume.evidence and "authenc" in volume.evidence
+    with open(volume.path, "r+b", buffering=0) as disk:
+        disk.write(os.urandom(1 << 20))
+    print("INTEGRITY", volume.name)
+
+def test_integrity_on_a_driver_that_is_not_the_winner(hwcrypto_dmcrypt_volume):
+    hwcrypto_dmcrypt_volume(driver="xts(no-such-aes)", algorithm="xts(aes)", integrity=True)
+"""
+
+
+@pytest.mark.usefixtures("board")
+def test_by_algorithm_and_with_integrity(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=BY_ALGORITHM)
+    result = pytester.runpytest_subprocess(
+        "--hwcrypto", "-p", "no:cacheprovider", "-s", "test_user.py"
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*an integrity volume runs the winner of xts(aes)*hwcrypto_prefer*"]
+    )
+    winner = next(line for line in result.outlines if "WINNER " in line).split("WINNER ")[1]
+    assert winner.split()[0].startswith("xts")
+    name = next(line for line in result.outlines if "INTEGRITY " in line)
+    name = name.split("INTEGRITY ", 1)[1].split()[0]
+    listing = tools.run(["dmsetup", "ls"])
+    assert name not in listing, "the integrity volume and its _dif device were removed"

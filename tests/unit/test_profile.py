@@ -67,7 +67,7 @@ def test_good_profile_loads_everything() -> None:
         (
             '[board]\nname="x"\n[[expect]]\nalgorithm = "a"\ndriver="d"\nspeed = 3\n',
             "b.toml:6: [expect #1] speed: unknown key "
-            "(allowed: algorithm, driver, class, module, reason)",
+            "(allowed: algorithm, driver, class, module, reason, dmcrypt)",
         ),
         (
             '[board]\nname="x"\n[[rule]]\ntype = "fastest"\n',
