@@ -41,6 +41,10 @@ INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
 # Set by the QEMU board's guest script when it was asked to load cryptodev-linux: how the
 # insmod went, so a session that finds no /dev/crypto can say why.
 CRYPTODEV_STATE_ENV = "HWCRYPTO_BOARD_CRYPTODEV"
+# Set likewise when asked to load the test-only drivers (tests/kmod): how the insmod went,
+# and where the module is, so a test can reload it with other load-time parameters.
+TEST_DRIVERS_STATE_ENV = "HWCRYPTO_BOARD_TEST_DRIVERS"
+TEST_DRIVERS_MODULE_ENV = "HWCRYPTO_BOARD_TEST_DRIVERS_MODULE"
 
 
 @dataclass

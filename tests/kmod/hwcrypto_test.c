@@ -303,8 +303,9 @@ static int gcm_crypt(struct aead_request *req, bool decrypting)
 	err = decrypting ? crypto_aead_decrypt(sub) : crypto_aead_encrypt(sub);
 	if (err)
 		return err;
+	/* The last byte out: of the plaintext, or of the tag when encrypting. */
 	if (wrong)
-		corrupt(req->dst, req->assoclen, payload ? payload : authsize);
+		corrupt(req->dst, req->assoclen, decrypting ? payload : payload + authsize);
 	return 0;
 }
 
