@@ -380,15 +380,9 @@ def hwcrypto_dmcrypt_volume(hwcrypto_run: HwcryptoRun) -> Iterator[MakeVolume]:
         yield make
 
 
-@pytest.fixture
-def hwcrypto_test_drivers(hwcrypto_run: HwcryptoRun) -> Iterator[TestDriversControl]:
-    """The test-only drivers of tests/kmod, loaded by the QEMU board's --hwcrypto-test-drivers.
-
-    `setting(parameter, driver, value)` makes one driver wrong or slow for a block and
-    puts the old value back; `loaded_with({parameter: {driver: value}})` reloads the module
-    with load-time values (self-tests run again). Skips without the module; fails instead
-    when --hwcrypto-test-drivers says it must be there.
-    """
+def test_drivers_or_skip(options: Options) -> TestDriversControl:
+    """The loaded test-only drivers; skips without them, or fails when
+    --hwcrypto-test-drivers says they must be there."""
     module = os.environ.get(TEST_DRIVERS_MODULE_ENV)
     control = TestDriversControl(Path(module) if module else None)
     if not control.loaded():
@@ -399,9 +393,25 @@ def hwcrypto_test_drivers(hwcrypto_run: HwcryptoRun) -> Iterator[TestDriversCont
         state = os.environ.get(TEST_DRIVERS_STATE_ENV)
         if state:
             reason += f" (the board says: {state})"
-        if hwcrypto_run.options.test_drivers:
+        if options.test_drivers:
             pytest.fail(f"--hwcrypto-test-drivers: {reason}", pytrace=False)
         pytest.skip(reason)
+    return control
+
+
+test_drivers_or_skip.__test__ = False  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def hwcrypto_test_drivers(hwcrypto_run: HwcryptoRun) -> Iterator[TestDriversControl]:
+    """The test-only drivers of tests/kmod, loaded by the QEMU board's --hwcrypto-test-drivers.
+
+    `setting(parameter, driver, value)` makes one driver wrong or slow for a block and
+    puts the old value back; `loaded_with({parameter: {driver: value}})` reloads the module
+    with load-time values (self-tests run again). Skips without the module; fails instead
+    when --hwcrypto-test-drivers says it must be there.
+    """
+    control = test_drivers_or_skip(hwcrypto_run.options)
     yield control
     if control.module_file is not None and control.loaded():
         control.reset()  # a board's own module: every driver correct for the next test

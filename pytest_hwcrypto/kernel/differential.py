@@ -15,7 +15,8 @@ seed from the run seed and its case id ("cbc(aes) fuzz #3") with SHA-256, so:
 
 Coverage is by case index, not by luck: case k takes length class k (0, 1, block-1,
 block+1, page-1, page+1, 64 KiB + odd, then random lengths), cycles through the key
-sizes, and every odd case uses misaligned user buffers (an odd offset in cases 1, 5, 9...). Lengths a mode cannot take
+sizes, and every odd case uses misaligned user buffers (an odd offset in cases 1, 5, 9...,
+so some case splits a driver's scatterlist at an odd byte). Lengths a mode cannot take
 (ECB/CBC need whole blocks, XTS at least one block) are rounded up to the next valid one.
 """
 

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel import cryptodev
 from pytest_hwcrypto.kernel.test_drivers import CBC_A, CBC_B, DRIVERS, GCM, SHA256
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl as Control
+from pytest_hwcrypto.run import run_of
 
 pytest_plugins = ["pytester"]
 
@@ -71,10 +73,13 @@ CORRECTNESS_ROUNDS: dict[str, tuple[Fault, ...]] = {
 
 
 @pytest.fixture
-def drivers(hwcrypto_test_drivers: Control, board_kind: str) -> Control:
-    if board_kind != "qemu":  # pragma: no cover - only the QEMU board loads the module
-        pytest.skip("the test-only drivers are built for the QEMU board's kernel")
-    return hwcrypto_test_drivers
+def drivers(pytestconfig: pytest.Config) -> Iterator[Control]:
+    """The module the QEMU board loaded (the plugin's hwcrypto_test_drivers fixture needs
+    --hwcrypto; this session only starts the suites' sessions)."""
+    control = fixtures.test_drivers_or_skip(run_of(pytestconfig).options)
+    yield control
+    if control.module_file is not None and control.loaded():
+        control.reset()
 
 
 @contextmanager
