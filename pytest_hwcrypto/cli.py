@@ -60,7 +60,13 @@ def cmd_vm(args: argparse.Namespace) -> int:
 
     cli_values = {"vm_timeout": args.timeout, "artifacts": args.artifacts}
     run = build_run(enabled=False, cli_values=cli_values, environ={}, ini_values={})
-    board = make_board(args.board, args.kernel, args.modules, cryptodev=args.cryptodev)
+    board = make_board(
+        args.board,
+        args.kernel,
+        args.modules,
+        cryptodev=args.cryptodev,
+        test_drivers=args.test_drivers,
+    )
     board.check_prerequisites()
     pytest_args: list[str] = args.pytest_args
     if args.exec_command and pytest_args:
@@ -164,7 +170,8 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "vm",
         help="boot a virtual board and run a command or pytest in it",
-        usage="hwcrypto vm {uml,qemu} [--kernel PATH] [--cryptodev] [--exec CMD | -- PYTEST_ARGS]",
+        usage="hwcrypto vm {uml,qemu} [--kernel PATH] [--cryptodev] [--test-drivers] "
+        "[--exec CMD | -- PYTEST_ARGS]",
     )
     parser.add_argument("board", choices=("uml", "qemu"))
     parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
@@ -174,6 +181,12 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="give the board /dev/crypto: build cryptodev-linux for its kernel (cached) and "
         "load it (QEMU only)",
+    )
+    parser.add_argument(
+        "--test-drivers",
+        action="store_true",
+        help="load the test-only drivers of tests/kmod (wrong or slow on purpose), built "
+        "for its kernel (cached) (QEMU only)",
     )
     parser.add_argument(
         "--exec",

@@ -29,6 +29,8 @@ from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
+from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
+from pytest_hwcrypto.kernel.test_drivers import TestDriversControl
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.measure.exclusive import measuring_serialized
 from pytest_hwcrypto.model.results import Finding, Results, Verdict
@@ -39,6 +41,8 @@ from pytest_hwcrypto.run import (
     BOARD_KIND_ENV,
     CRYPTODEV_STATE_ENV,
     LAVA_HELPER,
+    TEST_DRIVERS_MODULE_ENV,
+    TEST_DRIVERS_STATE_ENV,
     HwcryptoRun,
     host_path,
     inside_board,
@@ -110,7 +114,16 @@ def report_header(run: HwcryptoRun) -> list[str]:
     if not PROC_CRYPTO.exists():
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
     lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
+    if run.options.test_drivers and not inside_board():
+        lines.append(TEST_DRIVERS_ON_REAL_KERNEL)
     return lines
+
+
+TEST_DRIVERS_ON_REAL_KERNEL = (
+    "hwcrypto: WARNING: --hwcrypto-test-drivers on a real kernel: tests will make the "
+    f"{TEST_DRIVERS_MODULE_NAME} drivers you loaded wrong and slow on purpose; anything on "
+    "this machine that picks them (by priority or re-ranking) gets wrong bytes meanwhile"
+)
 
 
 def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
@@ -608,3 +621,40 @@ def _integrity_missing_reason() -> str | None:
     if not any(line.split()[:1] == ["integrity"] for line in targets.splitlines()):
         return "device-mapper has no integrity target: modprobe dm_integrity (CONFIG_DM_INTEGRITY)"
     return None
+
+
+def test_drivers_or_skip(options: Options) -> TestDriversControl:
+    """The loaded test-only drivers; skips without them, or fails when
+    --hwcrypto-test-drivers says they must be there."""
+    module = os.environ.get(TEST_DRIVERS_MODULE_ENV)
+    control = TestDriversControl(Path(module) if module else None)
+    if not control.loaded():
+        reason = (
+            f"the test-only drivers ({TEST_DRIVERS_MODULE_NAME}) are not loaded: run on "
+            "--hwcrypto-vm=qemu with --hwcrypto-test-drivers"
+        )
+        state = os.environ.get(TEST_DRIVERS_STATE_ENV)
+        if state:
+            reason += f" (the board says: {state})"
+        if options.test_drivers:
+            pytest.fail(f"--hwcrypto-test-drivers: {reason}", pytrace=False)
+        pytest.skip(reason)
+    return control
+
+
+test_drivers_or_skip.__test__ = False  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def hwcrypto_test_drivers(hwcrypto_run: HwcryptoRun) -> Iterator[TestDriversControl]:
+    """The test-only drivers of tests/kmod, loaded by the QEMU board's --hwcrypto-test-drivers.
+
+    `setting(parameter, driver, value)` makes one driver wrong or slow for a block and
+    puts the old value back; `loaded_with({parameter: {driver: value}})` reloads the module
+    with load-time values (self-tests run again). Skips without the module; fails instead
+    when --hwcrypto-test-drivers says it must be there.
+    """
+    control = test_drivers_or_skip(hwcrypto_run.options)
+    yield control
+    if control.module_file is not None and control.loaded():
+        control.reset()  # a board's own module: every driver correct for the next test

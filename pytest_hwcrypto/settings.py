@@ -283,6 +283,17 @@ class Options:
         False,
         flag=True,
     )
+    # Passed on into a board likewise. The drivers are wrong or slow on purpose: only the
+    # QEMU board builds and loads them; a session on a real kernel never loads them itself.
+    test_drivers: bool = _setting(
+        "load the test-only drivers of tests/kmod (wrong or slow on purpose, to prove the "
+        "suites catch them): on --hwcrypto-vm=qemu, build them for the board's kernel and "
+        "load them; elsewhere, use them only if already loaded, with a warning",
+        parse_bool,
+        "BOOL",
+        False,
+        flag=True,
+    )
 
     strict: bool = _setting(
         "a regression rule whose max_drop is below the drop its run could detect "

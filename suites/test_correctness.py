@@ -277,22 +277,40 @@ class CaseRun:
 
 def run_skcipher_case(run: CaseRun) -> None:
     case, iv = run.case, run.case.iv or None
+    # Output into a buffer misaligned like the input: an odd offset there gives the driver
+    # a destination scatterlist that starts, and splits across pages, at odd offsets.
+    into = f" into a buffer misaligned by {case.misalign}" if case.misalign else ""
     with run.engine.skcipher(run.target.driver, case.key) as session:
-        got = session.encrypt(misaligned(case.data, case.misalign), iv)
-        run.check("encrypt vs OpenSSL", run.expected, got)
+        got = session.encrypt(misaligned(case.data, case.misalign), iv, out_offset=case.misalign)
+        run.check(f"encrypt{into} vs OpenSSL", run.expected, got)
         chunked = session.encrypt(case.data, iv, chunks=case.chunks[:-1])
         run.check(f"encrypt in chunks {_chunks(case)} vs OpenSSL", run.expected, chunked)
-        back = session.decrypt(misaligned(run.expected, case.misalign), iv, chunks=case.chunks[:-1])
-        run.check("decrypt(encrypt(x)) != x", case.data, back)
+        back = session.decrypt(
+            misaligned(run.expected, case.misalign),
+            iv,
+            chunks=case.chunks[:-1],
+            out_offset=case.misalign,
+        )
+        run.check(f"decrypt(encrypt(x)){into} != x", case.data, back)
+        first = differential.first_request_length(differential.SPECS[case.algorithm], case)
+        if first:
+            assert case.iv  # a mode that chains its IV has one
+            two = session.encrypt_in_two_requests(case.data, case.iv, first)
+            what = (
+                f"encrypt as two requests ({first}+{len(case.data) - first} bytes, the "
+                "second from the IV the driver returned after the first) vs OpenSSL"
+            )
+            run.check(what, run.expected, two)
 
 
 def run_aead_case(run: CaseRun) -> None:
     case = run.case
+    into = f" into a buffer misaligned by {case.misalign}" if case.misalign else ""
     with run.engine.aead(run.target.driver, case.key, case.authsize) as session:
-        got = session.encrypt(case.data, case.iv, case.aad)
-        run.check("encrypt vs OpenSSL", run.expected, got)
-        back = session.decrypt(run.expected, case.iv, case.aad)
-        run.check("decrypt(encrypt(x)) != x", case.data, back)
+        got = session.encrypt(case.data, case.iv, case.aad, out_offset=case.misalign)
+        run.check(f"encrypt{into} vs OpenSSL", run.expected, got)
+        back = session.decrypt(run.expected, case.iv, case.aad, out_offset=case.misalign)
+        run.check(f"decrypt(encrypt(x)){into} != x", case.data, back)
         # A bit of the tag: bit numbers count from the end of ciphertext || tag.
         forged = differential.flip_bit(run.expected, case.seed % (8 * case.authsize))
         expect_rejection(

@@ -14,6 +14,7 @@ import pytest
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.kernel.kmsg import read_kernel_log
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile, Expectation
 from pytest_hwcrypto.report.recorder import ResultsRecorder
@@ -67,15 +68,18 @@ def test_selftest_passed(
     if verdict.skip:
         pytest.skip(verdict.message)
     if not verdict.passed:
+        # The kernel's own words on what went wrong, when its log still has them.
+        said = inventory_checks.selftest_log_lines(read_kernel_log(), registered.driver)
+        message = verdict.message + "".join(f"\n  kernel log: {line}" for line in said)
         hwcrypto_results.add_finding(
             Finding(
                 FindingKind.SELFTEST_FAILED,
                 registered.name,
-                verdict.message,
+                message,
                 {"driver": registered.driver},
             )
         )
-        pytest.fail(verdict.message, pytrace=False)
+        pytest.fail(message, pytrace=False)
 
 
 def test_expected_driver_registered(

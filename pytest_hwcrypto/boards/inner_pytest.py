@@ -136,23 +136,35 @@ def copy_result_files(inner: InnerCommand, run_dir: Path) -> list[Path]:
 
 
 def make_board(
-    kind: str, kernel: str | None, modules: str | None, cryptodev: bool = False
+    kind: str,
+    kernel: str | None,
+    modules: str | None,
+    cryptodev: bool = False,
+    test_drivers: bool = False,
 ) -> Board:
     """The board of this kind (a BoardKind, or the same word from the command line).
 
-    `cryptodev`: give the board /dev/crypto (cryptodev-linux, built for its kernel).
+    `cryptodev`: give the board /dev/crypto (cryptodev-linux, built for its kernel);
+    `test_drivers`: load the test-only drivers of tests/kmod (built for its kernel).
     """
     kernel_path = Path(kernel) if kernel else None
     modules_path = Path(modules) if modules else None
     if kind == "uml":
         if cryptodev:
             raise BoardError(UML_CANNOT_LOAD_CRYPTODEV)
+        if test_drivers:
+            raise BoardError(UML_CANNOT_LOAD_TEST_DRIVERS)
         return UmlBoard(kernel=kernel_path, modules_dir=modules_path)
     if kind == "qemu":
         # Imported here: the QEMU board pulls in more than a UML-only user needs.
         from pytest_hwcrypto.boards.qemu import QemuBoard
 
-        return QemuBoard(kernel=kernel_path, modules_dir=modules_path, cryptodev=cryptodev)
+        return QemuBoard(
+            kernel=kernel_path,
+            modules_dir=modules_path,
+            cryptodev=cryptodev,
+            test_drivers=test_drivers,
+        )
     raise BoardError(f"unknown virtual board {kind!r} (choose uml or qemu)")
 
 
@@ -161,6 +173,12 @@ UML_CANNOT_LOAD_CRYPTODEV = (
     "amd64 kernel headers, and a module built for that kernel does not load into the UML "
     "kernel (another architecture, um, with no headers package to build against); use "
     "--hwcrypto-vm=qemu (hwcrypto vm qemu --cryptodev)"
+)
+
+UML_CANNOT_LOAD_TEST_DRIVERS = (
+    "the UML board cannot load the test-only drivers (tests/kmod): they are built against "
+    "Debian's amd64 kernel headers, and the UML kernel has none to build against; use "
+    "--hwcrypto-vm=qemu (hwcrypto vm qemu --test-drivers)"
 )
 
 

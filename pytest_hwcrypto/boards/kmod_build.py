@@ -64,10 +64,25 @@ class ModuleSource:
     pattern: str
     module: str  # the file the build produces, relative to the source tree
     make_args: tuple[str, ...] = ("KERNEL_DIR={kernel_dir}",)
+    # Where `pattern` is looked up: None = the third-party directory; set for the project's
+    # own module, which lives in this repository.
+    source_dir: Path | None = None
 
 
 # cryptodev-linux's Makefile takes the kernel build directory as KERNEL_DIR.
 CRYPTODEV = ModuleSource("cryptodev", "cryptodev-linux-*.tar.gz", "cryptodev.ko")
+
+# The project's own test-only drivers (tests/kmod, GPL-2.0), wrong or slow on purpose. Only
+# a source checkout has them; its Makefile takes KERNEL_DIR like cryptodev-linux's.
+REPOSITORY = Path(pytest_hwcrypto.__file__).resolve().parent.parent
+TEST_DRIVERS = ModuleSource(
+    "hwcrypto_test", "kmod", "hwcrypto_test.ko", source_dir=REPOSITORY / "tests"
+)
+
+
+def source_dir_of(spec: ModuleSource, environ: Mapping[str, str] | None = None) -> Path:
+    """Where the source of `spec` is looked up (its own directory, else the third-party one)."""
+    return spec.source_dir if spec.source_dir is not None else third_party_dir(environ)
 
 
 def third_party_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -106,6 +121,11 @@ def _local_origin(repository: Path) -> Path | None:
 
 def find_source(spec: ModuleSource, directory: Path) -> Path:
     found = sorted(directory.glob(spec.pattern))
+    if not found and spec.source_dir is not None:
+        raise KmodBuildError(
+            f"building {spec.name} needs {directory / spec.pattern}, which only a source "
+            "checkout of pytest-hwcrypto has (git clone it; an installed wheel has no tests/)"
+        )
     if not found:
         raise KmodBuildError(
             f"building {spec.name} needs its source {spec.pattern} in {directory}, which has "
@@ -171,7 +191,7 @@ class KmodBuilder:
 
     def build(self) -> Path:
         """The cached .ko for this release, built first when there is none."""
-        source = find_source(self.spec, third_party_dir(self.environ))
+        source = find_source(self.spec, source_dir_of(self.spec, self.environ))
         digest = source_digest(source)
         target = cached_module(self.spec, self.release, digest, self.cache or cache_dir())
         if target.is_file():

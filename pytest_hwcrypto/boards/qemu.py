@@ -41,7 +41,11 @@ from pytest_hwcrypto.boards.base import (
     host_dirs_to_keep,
 )
 from pytest_hwcrypto.boards.helpers import find_program, path_with_environment
-from pytest_hwcrypto.run import CRYPTODEV_STATE_ENV
+from pytest_hwcrypto.run import (
+    CRYPTODEV_STATE_ENV,
+    TEST_DRIVERS_MODULE_ENV,
+    TEST_DRIVERS_STATE_ENV,
+)
 
 DEBIAN_KERNEL_DIR = Path("/boot")
 DEBIAN_KERNEL_GLOB = "vmlinuz-*-amd64"
@@ -96,6 +100,7 @@ GUEST_MODULES = (
 # the cache it was built into may sit under /tmp or $HOME overlays the guest does not see
 # as the host does, while the run directory is the one host directory it always sees.
 CRYPTODEV_MODULE = "cryptodev.ko"
+TEST_DRIVERS_MODULE = "hwcrypto_test.ko"
 
 # A 182-byte boot sector that does what a Linux kernel does first: real mode -> 32-bit
 # protected mode -> PAE paging + EFER.LME -> 64-bit long mode, then writes 0x2a to QEMU's
@@ -281,7 +286,8 @@ class QemuBoard(Board):
     kernel: a bzImage (default: the newest /boot/vmlinuz-*-amd64 with modules installed);
     modules_dir: its .../lib/modules/<release> when not under /lib/modules; environ: where
     HWCRYPTO_KVM is read (default os.environ); cryptodev: build cryptodev-linux for the
-    kernel and load it in the guest, so the board has /dev/crypto.
+    kernel and load it in the guest, so the board has /dev/crypto; test_drivers: build the
+    test-only drivers of tests/kmod (wrong or slow on purpose) and load them.
     """
 
     name = "qemu"
@@ -294,9 +300,11 @@ class QemuBoard(Board):
         cpus: int = 2,
         environ: Mapping[str, str] | None = None,
         cryptodev: bool = False,
+        test_drivers: bool = False,
     ) -> None:
         self._kernel = kernel
         self.cryptodev = cryptodev
+        self.test_drivers = test_drivers
         self._modules_dir = modules_dir
         self.memory = memory
         self.cpus = cpus
@@ -366,6 +374,11 @@ class QemuBoard(Board):
             from pytest_hwcrypto.boards import kmod_build
 
             kmod_build.find_source(kmod_build.CRYPTODEV, kmod_build.third_party_dir())
+        if self.test_drivers:
+            from pytest_hwcrypto.boards import kmod_build
+
+            spec = kmod_build.TEST_DRIVERS
+            kmod_build.find_source(spec, kmod_build.source_dir_of(spec))
 
     def check_kernel(self) -> None:
         """The kernel image (and a custom modules directory) exist and belong together."""
@@ -460,11 +473,12 @@ class QemuBoard(Board):
         return image_link
 
     def prepare(self, run_dir: Path, stream: TextIO | None) -> None:
-        """With cryptodev: build cryptodev-linux for this kernel (or take the cached build)
-        and put it in the run directory, where the guest loads it from."""
-        if not self.cryptodev:
+        """With cryptodev (test_drivers): build cryptodev-linux (the test-only drivers) for
+        this kernel, or take the cached build, and put it in the run directory, where the
+        guest loads it from."""
+        if not (self.cryptodev or self.test_drivers):
             return
-        # Imported here: only a board with /dev/crypto needs the build path.
+        # Imported here: only a board that loads a module needs the build path.
         from pytest_hwcrypto.boards import kmod_build
 
         def progress(line: str) -> None:
@@ -472,8 +486,14 @@ class QemuBoard(Board):
                 stream.write(f"hwcrypto: {line}\n")
                 stream.flush()
 
-        built = kmod_build.build_module(kmod_build.CRYPTODEV, self.release(), progress)
-        shutil.copyfile(built, run_dir / CRYPTODEV_MODULE)
+        wanted = [
+            (kmod_build.CRYPTODEV, CRYPTODEV_MODULE, self.cryptodev),
+            (kmod_build.TEST_DRIVERS, TEST_DRIVERS_MODULE, self.test_drivers),
+        ]
+        for spec, file_name, asked in wanted:
+            if asked:
+                built = kmod_build.build_module(spec, self.release(), progress)
+                shutil.copyfile(built, run_dir / file_name)
 
     def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:
         # No halt at the end: vng's init powers the guest off when the script returns.
@@ -486,7 +506,24 @@ class QemuBoard(Board):
             + self._modules_setup()
             + _MODULES_AND_UDEV_SETUP
             + self._cryptodev_setup(run_dir)
+            + self._test_drivers_setup(run_dir)
         )
+
+    def _test_drivers_setup(self, run_dir: Path) -> str:
+        """insmod the test-only drivers with their defaults (all correct, priority below
+        the generic code's, so nothing picks them by name until a test says so)."""
+        if not self.test_drivers:
+            return ""
+        module = shlex.quote(str(run_dir / TEST_DRIVERS_MODULE))
+        return f"""
+export {TEST_DRIVERS_MODULE_ENV}={module}
+if insmod_said=$(insmod {module} 2>&1); then
+    export {TEST_DRIVERS_STATE_ENV}="{TEST_DRIVERS_MODULE} loaded"
+else
+    export {TEST_DRIVERS_STATE_ENV}="insmod {TEST_DRIVERS_MODULE} failed: $insmod_said"
+    echo "hwcrypto board: ${TEST_DRIVERS_STATE_ENV}"
+fi
+"""
 
     def _cryptodev_setup(self, run_dir: Path) -> str:
         """insmod the module `prepare` put in the run directory; say how that went.

@@ -45,7 +45,10 @@ def run_pytest_session_in_board(
 ) -> int:
     """Boot the board, run this pytest command inside it, return the inner exit code."""
     try:
-        board = make_board(kind, run.options.kernel, run.options.modules, run.options.cryptodev)
+        options = run.options
+        board = make_board(
+            kind, options.kernel, options.modules, options.cryptodev, options.test_drivers
+        )
         board.check_prerequisites()
     except BoardError as error:
         stream.write(f"ERROR: hwcrypto: {error}\n")

@@ -7,6 +7,7 @@ fail or skip.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -65,6 +66,17 @@ def selftest_verdict(
         "the kernel may hand it out although it was never proven correct",
         finding_kind="selftest-failed",
     )
+
+
+def selftest_log_lines(log: Sequence[str], driver: str) -> list[str]:
+    """The crypto manager's own lines about `driver` ("alg: skcipher: <driver> decryption
+    test failed (wrong result) on test vector 0, ..."), in log order, each once."""
+    named = re.compile(rf"(?<![\w-]){re.escape(driver)}(?![\w-])")
+    found: list[str] = []
+    for line in log:
+        if line.startswith("alg:") and named.search(line) and line not in found:
+            found.append(line)
+    return found
 
 
 def _blacklist_entry(facts: KernelFacts, module: str | None) -> BlacklistEntry | None:

@@ -264,3 +264,22 @@ def test_reference_driver_prefers_the_portable_c() -> None:
     reference = ct.reference_driver(targets, "cbc(aes)")
     assert reference is not None and reference.driver == "cbc(aes-generic)"
     assert ct.reference_driver(targets[2:], "cbc(aes)") is None
+
+
+def test_some_case_misaligns_by_an_odd_offset_whatever_the_seed() -> None:
+    """An odd offset splits a driver's scatterlist at an odd byte: cases 1, 5, ... have one."""
+    spec = d.SPECS["cbc(aes)"]
+    for seed in range(50):
+        cases = d.generate_cases(spec, 8, seed)
+        assert [case.misalign % 2 for case in cases[1::4]] == [1, 1]
+        assert all(case.misalign == 0 for case in cases[::2])
+
+
+def test_iv_chaining_splits_whole_blocks_of_chaining_modes_only() -> None:
+    cbc, xts = d.SPECS["cbc(aes)"], d.SPECS["xts(aes)"]
+    case = d.generate_case(cbc, 4, 1)  # page-1, fitted to 4096
+    assert d.first_request_length(cbc, case) == 2048
+    short = d.generate_case(cbc, 3, 1)  # block+1, fitted to 32: two blocks
+    assert d.first_request_length(cbc, short) == 16
+    assert d.first_request_length(cbc, d.generate_case(cbc, 1, 1)) == 0
+    assert d.first_request_length(xts, d.generate_case(xts, 4, 1)) == 0

@@ -154,3 +154,32 @@ def test_vermagic_and_digests(tmp_path: Path) -> None:
 def test_the_uml_board_cannot_load_cryptodev_and_says_so() -> None:
     with pytest.raises(BoardError, match=r"UML board cannot have /dev/crypto.*--hwcrypto-vm=qemu"):
         make_board("uml", None, None, cryptodev=True)
+
+
+def test_a_module_of_this_repository_builds_from_its_own_directory(
+    setup: dict[str, Any], tmp_path: Path
+) -> None:
+    """A source directory, not a tarball, and not looked up in the third-party directory."""
+    own = tmp_path / "repo" / "tests"
+    (own / "kmod").mkdir(parents=True)
+    (own / "kmod" / "Makefile").write_text("obj-m := demo.o\n")
+    spec = ModuleSource("demo", "kmod", "demo.ko", source_dir=own)
+    built = kmod_build.build_module(spec, RELEASE, lambda line: None, **setup)
+    assert built.read_bytes().startswith(b"\x7fELF")
+    make = next(call for call in setup["runner"].calls if call[0] == "make")
+    assert f"KERNEL_DIR={setup['headers_root']}/linux-headers-{RELEASE}" in make
+
+
+def test_the_test_drivers_are_found_in_this_checkout_and_missing_ones_say_why(
+    tmp_path: Path,
+) -> None:
+    spec = kmod_build.TEST_DRIVERS
+    assert kmod_build.find_source(spec, kmod_build.source_dir_of(spec)).name == "kmod"
+    assert (kmod_build.source_dir_of(spec) / "kmod" / "hwcrypto_test.c").is_file()
+    with pytest.raises(KmodBuildError, match="only a source checkout"):
+        kmod_build.find_source(spec, tmp_path)
+
+
+def test_the_uml_board_cannot_load_the_test_drivers_and_says_so() -> None:
+    with pytest.raises(BoardError, match=r"UML board cannot load the test-only drivers.*qemu"):
+        make_board("uml", None, None, test_drivers=True)

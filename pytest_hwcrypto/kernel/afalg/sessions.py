@@ -32,6 +32,7 @@ from pytest_hwcrypto.kernel.afalg.wire import (
     opcode,
     recv_exact,
     recv_once,
+    send,
     split,
     submit,
 )
@@ -47,18 +48,37 @@ class SkcipherSession(AfAlgSession):
     alg_type = AlgType.SKCIPHER
 
     def encrypt(
-        self, data: bytes, iv: bytes | None = None, *, chunks: Sequence[int] | None = None
+        self,
+        data: bytes,
+        iv: bytes | None = None,
+        *,
+        chunks: Sequence[int] | None = None,
+        out_offset: int = 0,
     ) -> bytes:
-        """Encrypt ``data`` in one request; ``chunks`` sends it in pieces with MSG_MORE."""
-        return self._crypt(Op.ENCRYPT, data, iv, chunks)
+        """Encrypt ``data`` in one request; ``chunks`` sends it in pieces with MSG_MORE;
+        ``out_offset`` receives into a buffer that many bytes past an allocation, so the
+        driver's destination scatterlist starts (and, across pages, splits) there."""
+        return self._crypt(Op.ENCRYPT, data, iv, chunks, out_offset)
 
     def decrypt(
-        self, data: bytes, iv: bytes | None = None, *, chunks: Sequence[int] | None = None
+        self,
+        data: bytes,
+        iv: bytes | None = None,
+        *,
+        chunks: Sequence[int] | None = None,
+        out_offset: int = 0,
     ) -> bytes:
-        """Decrypt ``data`` in one request; ``chunks`` as for :meth:`encrypt`."""
-        return self._crypt(Op.DECRYPT, data, iv, chunks)
+        """Decrypt ``data`` in one request; ``chunks``, ``out_offset`` as for :meth:`encrypt`."""
+        return self._crypt(Op.DECRYPT, data, iv, chunks, out_offset)
 
-    def _crypt(self, op: str, data: bytes, iv: bytes | None, chunks: Sequence[int] | None) -> bytes:
+    def _crypt(
+        self,
+        op: str,
+        data: bytes,
+        iv: bytes | None,
+        chunks: Sequence[int] | None,
+        out_offset: int = 0,
+    ) -> bytes:
         pieces = split(data, chunks)
         total = sum(len(piece) for piece in pieces)
         control = Control(opcode(op), None if iv is None else bytes(iv))
@@ -66,12 +86,35 @@ class SkcipherSession(AfAlgSession):
         def work(op_sock: socket.socket, deadline: float) -> bytes:
             fit_buffers(op_sock, total)
             submit(op_sock, deadline, pieces, control)
-            out = bytearray(total)
+            out = bytearray(out_offset + total)
             if total:  # an empty request has nothing to read back
-                recv_exact(op_sock, deadline, memoryview(out))
-            return bytes(out)
+                recv_exact(op_sock, deadline, memoryview(out)[out_offset:])
+            return bytes(out[out_offset:])
 
         return self._run_op(op, work, total, None if iv is None else len(iv))
+
+    def encrypt_in_two_requests(self, data: bytes, iv: bytes, first: int) -> bytes:
+        """Encrypt ``data`` as two requests of one stream: the first ``first`` bytes (a
+        whole number of blocks), then the rest. The second request starts from the IV the
+        driver handed back after the first (AF_ALG keeps it per operation socket, as a
+        stream cipher user does), so a driver that does not return its chained IV gets
+        the second part wrong."""
+        head, rest = memoryview(data)[:first], memoryview(data)[first:]
+        control = Control(opcode(Op.ENCRYPT), bytes(iv))
+
+        def work(op_sock: socket.socket, deadline: float) -> bytes:
+            fit_buffers(op_sock, len(data))
+            out = bytearray(len(data))
+            view = memoryview(out)
+            # MSG_MORE: the kernel runs a request for what it has (whole blocks) when
+            # asked to read it, and waits for the rest.
+            send(op_sock, deadline, head, control, socket.MSG_MORE)
+            recv_exact(op_sock, deadline, view[:first])
+            submit(op_sock, deadline, [rest], None)
+            recv_exact(op_sock, deadline, view[first:])
+            return bytes(out)
+
+        return self._run_op(Op.ENCRYPT, work, len(data), len(iv))
 
     def crypt_loop(self, block: bytes, iv: bytes | None, op: str, count: int) -> bytes:
         """Run ``count`` independent ``op`` requests on ``block``, for throughput timing.
@@ -138,18 +181,23 @@ class AeadSession(AfAlgSession):
                 alg_type=self.alg_type,
             ) from None
 
-    def encrypt(self, plaintext: bytes, iv: bytes, aad: bytes = b"") -> bytes:
-        """Ciphertext followed by the tag."""
+    def encrypt(
+        self, plaintext: bytes, iv: bytes, aad: bytes = b"", *, out_offset: int = 0
+    ) -> bytes:
+        """Ciphertext followed by the tag; ``out_offset`` as for SkcipherSession.encrypt."""
         out = self._aead(
             Op.ENCRYPT,
             bytes(aad) + bytes(plaintext),
             iv,
             len(aad),
             len(aad) + len(plaintext) + self.authsize,
+            out_offset,
         )
         return out[len(aad) :]
 
-    def decrypt(self, ciphertext_with_tag: bytes, iv: bytes, aad: bytes = b"") -> bytes:
+    def decrypt(
+        self, ciphertext_with_tag: bytes, iv: bytes, aad: bytes = b"", *, out_offset: int = 0
+    ) -> bytes:
         """The plaintext; :class:`AuthenticationFailed` when the tag does not match."""
         if len(ciphertext_with_tag) < self.authsize:
             raise ValueError(
@@ -162,10 +210,19 @@ class AeadSession(AfAlgSession):
             iv,
             len(aad),
             len(aad) + len(ciphertext_with_tag) - self.authsize,
+            out_offset,
         )
         return out[len(aad) :]
 
-    def _aead(self, op: str, message: bytes, iv: bytes, assoclen: int, out_length: int) -> bytes:
+    def _aead(
+        self,
+        op: str,
+        message: bytes,
+        iv: bytes,
+        assoclen: int,
+        out_length: int,
+        out_offset: int = 0,
+    ) -> bytes:
         # The kernel takes AAD || text and gives back AAD || result.
         control = Control(opcode(op), bytes(iv), assoclen)
 
@@ -174,14 +231,14 @@ class AeadSession(AfAlgSession):
             submit(op_sock, deadline, [memoryview(message)], control)
             # At least one byte: a read into an empty buffer does not run the request at
             # all, so a forged tag-only message (no AAD, no text) would "decrypt" to b"".
-            out = bytearray(max(out_length, 1))
+            out = bytearray(out_offset + max(out_length, 1))
             # One read: on a short read the kernel would split the request and authenticate
             # the pieces separately, so the output must arrive whole.
-            count = recv_once(op_sock, deadline, memoryview(out), may_be_empty=out_length == 0)
-            del out[out_length:]
+            into = memoryview(out)[out_offset:]
+            count = recv_once(op_sock, deadline, into, may_be_empty=out_length == 0)
             if count != out_length:
                 raise OSError(errno.EMSGSIZE, f"short AEAD read {count}/{out_length}")
-            return bytes(out)
+            return bytes(out[out_offset : out_offset + out_length])
 
         return self._run_op(op, work, len(message), len(iv))
 

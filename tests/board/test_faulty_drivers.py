@@ -1,0 +1,253 @@
+"""The shipped suites against kernel drivers that are wrong or slow on purpose.
+
+The test-only module of tests/kmod (hwcrypto_test) registers cbc(aes), gcm(aes) and sha256
+drivers wrapping the generic code; a module parameter makes one of them wrong under one
+condition (long requests, decryption, an odd scatterlist split, one key length, a stale
+chained IV) or slow. Each test switches a fault on, runs a suite in a pytester subprocess
+(a session of its own, as a user runs it) and checks the suite fails on exactly that
+driver, saying under which condition, and on no real driver.
+
+Needs the QEMU board with the module loaded:
+`pytest --hwcrypto-vm=qemu --hwcrypto-test-drivers tests/board/test_faulty_drivers.py`
+(add --hwcrypto-cryptodev for the /dev/crypto test); elsewhere the tests skip. The whole
+file took 16.7 min inside the board on a busy 2-core host (load 5-6, 2026-12-02); CI's
+QEMU tier runs the part not marked slow_board (a correctness round of three modes, the
+inventory and /dev/crypto tests): its three suite sessions took 79 + 34 + 38 s in that
+run, but 10.5 min in all on the same host an hour later with another board measuring.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+
+import pytest
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.kernel import cryptodev
+from pytest_hwcrypto.kernel.test_drivers import CBC_A, CBC_B, DRIVERS, GCM, SHA256
+from pytest_hwcrypto.kernel.test_drivers import TestDriversControl as Control
+from pytest_hwcrypto.run import run_of
+
+pytest_plugins = ["pytester"]
+
+SESSION_ARGS = ("--hwcrypto", "-p", "no:cacheprovider", "--junitxml=junit.xml")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One driver made wrong one way, and what its failures must say."""
+
+    driver: str
+    parameter: str
+    value: object
+    condition: str  # words every failure of the driver must contain
+
+    def describe(self) -> str:
+        return f"{self.driver} {self.parameter}={self.value}"
+
+
+LONG = 65536  # only the correctness suite's "64KiB+odd" case (#6) is this long
+
+
+@dataclass(frozen=True)
+class Round:
+    """Faults on at once, at most one per driver (a failure is attributed by the driver it
+    names), and how many cases per driver reach them all."""
+
+    faults: tuple[Fault, ...]
+    cases: int  # 7 reaches 64KiB+odd; 4 reaches every key size, an odd offset, 2 blocks
+
+
+# Together the rounds cover every mode on each driver kind it applies to (an shash sees
+# no scatterlists and has no IV, so sha256 has only the length mode). Only the test
+# drivers are selected: the faults touch nothing else, and the real drivers' own results
+# are the shipped suites' business (every test driver not made wrong in a round must pass).
+CORRECTNESS_ROUNDS: dict[str, Round] = {
+    "long-requests-and-decrypt": Round(
+        (
+            Fault(CBC_A, "wrong_min_bytes", LONG, "(length class 64KiB+odd"),
+            Fault(CBC_B, "wrong_decrypt", True, "decrypt(encrypt(x))"),
+            Fault(GCM, "wrong_min_bytes", LONG, "(length class 64KiB+odd"),
+            Fault(SHA256, "wrong_min_bytes", LONG, "(length class 64KiB+odd"),
+        ),
+        cases=7,
+    ),
+    "odd-split-stale-iv-decrypt": Round(
+        (
+            Fault(CBC_A, "wrong_odd_split", True, "into a buffer misaligned by"),
+            Fault(CBC_B, "stale_iv", True, "encrypt as two requests"),
+            Fault(GCM, "wrong_decrypt", True, "decrypt(encrypt(x))"),
+        ),
+        cases=4,
+    ),
+    "one-key-length-odd-split": Round(
+        (
+            Fault(CBC_A, "wrong_key_bytes", 24, "key (24 bytes)"),
+            Fault(GCM, "wrong_odd_split", True, "into a buffer misaligned by"),
+        ),
+        cases=4,
+    ),
+    "one-key-length": Round((Fault(GCM, "wrong_key_bytes", 32, "key (32 bytes)"),), cases=4),
+}
+
+
+@pytest.fixture
+def drivers(pytestconfig: pytest.Config) -> Iterator[Control]:
+    """The module the QEMU board loaded (the plugin's hwcrypto_test_drivers fixture needs
+    --hwcrypto; this session only starts the suites' sessions)."""
+    control = fixtures.test_drivers_or_skip(run_of(pytestconfig).options)
+    yield control
+    if control.module_file is not None and control.loaded():
+        control.reset()
+
+
+@contextmanager
+def faults_on(control: Control, faults: tuple[Fault, ...]) -> Iterator[None]:
+    with ExitStack() as stack:
+        for fault in faults:
+            stack.enter_context(control.setting(fault.parameter, fault.driver, fault.value))
+        yield
+
+
+def failures(pytester: pytest.Pytester) -> dict[str, str]:
+    """Test name -> failure text, from the subprocess session's JUnit file."""
+    tree = ElementTree.parse(pytester.path / "junit.xml")
+    found = {}
+    for case in tree.iter("testcase"):
+        failure = case.find("failure")
+        if failure is not None:
+            found[case.get("name", "?")] = (failure.get("message") or "") + (failure.text or "")
+    return found
+
+
+def names_driver(test_name: str, driver: str) -> bool:
+    """The test ran on `driver`, or on a template instance built on it: hmac(sha256) over
+    a wrong sha256 is wrong too (ids end in ":<driver>:fuzz#6]" or ":hmac(<driver>):...")."""
+    return f":{driver}:" in test_name or f"({driver})" in test_name
+
+
+def check_caught(found: Mapping[str, str], faults: tuple[Fault, ...]) -> None:
+    """Every fault caught, each failure of its driver saying the condition, nothing else."""
+    innocent = [n for n in found if not any(names_driver(n, f.driver) for f in faults)]
+    assert not innocent, f"drivers that were not made wrong failed: {innocent}"
+    for fault in faults:
+        caught = {name: text for name, text in found.items() if names_driver(name, fault.driver)}
+        assert caught, f"{fault.describe()} was not caught: failures {sorted(found)}"
+        for name, text in caught.items():
+            assert fault.driver in text, f"{name}: the failure does not name the driver"
+            assert fault.condition in text, (
+                f"{name}: the failure does not say {fault.condition!r}:\n{text}"
+            )
+
+
+# CI runs one round (three modes); the others take minutes more under TCG.
+ROUNDS_IN_CI = ("odd-split-stale-iv-decrypt",)
+
+
+@pytest.mark.parametrize(
+    "round_name",
+    [
+        pytest.param(name, marks=() if name in ROUNDS_IN_CI else pytest.mark.slow_board)
+        for name in CORRECTNESS_ROUNDS
+    ],
+)
+def test_correctness_suite_catches_each_faulty_mode(
+    round_name: str, drivers: Control, pytester: pytest.Pytester
+) -> None:
+    chosen = CORRECTNESS_ROUNDS[round_name]
+    faults = chosen.faults
+    with faults_on(drivers, faults):
+        result = pytester.runpytest_subprocess(
+            *SESSION_ARGS,
+            "--hwcrypto-suite=correctness",
+            f"--hwcrypto-fuzz-iterations={chosen.cases}",
+            "-k",
+            "test_differential and hwcrypto-test",
+        )
+    check_caught(failures(pytester), faults)
+    # Every driver not made wrong passed every case (and a faulty one the cases that miss).
+    innocent = len(DRIVERS) - len(faults)
+    assert result.parseoutcomes().get("passed", 0) >= innocent * chosen.cases, result.outlines
+
+
+def test_inventory_suite_reports_a_fault_on_the_kernels_own_vectors_as_a_selftest_failure(
+    drivers: Control, pytester: pytest.Pytester
+) -> None:
+    """Faults on at load time: the kernel's self-test of each driver fails, and the
+    inventory suite fails that driver with the kernel's own log line."""
+    load = {"wrong_decrypt": {CBC_A: True}, "stale_iv": {CBC_B: True}}
+    with drivers.loaded_with(load):
+        pytester.runpytest_subprocess(
+            *SESSION_ARGS, "--hwcrypto-suite=inventory", "-k", "selftest_passed and hwcrypto-test"
+        )
+    found = failures(pytester)
+    assert sorted(found) == sorted(
+        f"test_selftest_passed[cbc(aes):{driver}]" for driver in (CBC_A, CBC_B)
+    )
+    texts = {driver: next(t for n, t in found.items() if driver in n) for driver in (CBC_A, CBC_B)}
+    assert f"kernel log: alg: skcipher: {CBC_A} decryption test failed" in texts[CBC_A]
+    assert (
+        f"kernel log: alg: skcipher: {CBC_B} encryption test failed (wrong output IV)"
+        in (texts[CBC_B])
+    )
+
+
+@pytest.mark.slow_board
+def test_throughput_suite_finds_a_slow_winner_not_fastest(
+    drivers: Control, pytester: pytest.Pytester
+) -> None:
+    """A test driver made the cbc(aes) winner and 2 ms slower per request: the suite
+    records winner-not-fastest for it (a finding, not a failure)."""
+    with drivers.loaded_with({"priority": {CBC_A: 1000}, "delay_us": {CBC_A: 2000}}):
+        pytester.runpytest_subprocess(
+            *SESSION_ARGS,
+            "--hwcrypto-suite=throughput",
+            "--hwcrypto-budget=8",
+            "--hwcrypto-block-sizes=4096",
+            "--hwcrypto-json=results.json",
+            "-k",
+            "measured_on_every_driver and cbc",
+        )
+    findings = json.loads((pytester.path / "results.json").read_text())["findings"]
+    slow_winner = [
+        f for f in findings if f["kind"] == "winner-not-fastest" and f["algorithm"] == "cbc(aes)"
+    ]
+    assert slow_winner, f"no winner-not-fastest for cbc(aes) in {findings}"
+    assert all(CBC_A in f["detail"] for f in slow_winner), slow_winner
+
+
+@pytest.mark.slow_board
+def test_dmcrypt_suite_integrity_fails_a_faulty_driver_pinned_through_capi(
+    drivers: Control, pytester: pytest.Pytester
+) -> None:
+    """Wrong only when decrypting: what is on the disk is right, what is read back is not."""
+    with drivers.setting("wrong_decrypt", CBC_A, True):
+        pytester.runpytest_subprocess(
+            *SESSION_ARGS, "--hwcrypto-suite=dmcrypt", "-k", f"test_integrity and {CBC_A}"
+        )
+    found = failures(pytester)
+    assert list(found) == [f"test_integrity[cbc(aes):{CBC_A}]"], found
+    text = found[f"test_integrity[cbc(aes):{CBC_A}]"]
+    assert f"{CBC_A}: read back" in text, text
+
+
+def test_cryptodev_suite_catches_the_faulty_driver_through_dev_crypto(
+    drivers: Control, pytester: pytest.Pytester
+) -> None:
+    reason = cryptodev.unavailable_reason()
+    if reason:
+        pytest.skip(f"{reason} (run with --hwcrypto-cryptodev)")
+    with drivers.setting("wrong_min_bytes", CBC_A, LONG):
+        pytester.runpytest_subprocess(
+            *SESSION_ARGS,
+            "--hwcrypto-suite=cryptodev",
+            "-k",
+            "(test_differential or test_random_sizes) and cbc and hwcrypto-test",
+        )
+    found = failures(pytester)
+    assert found, "the cryptodev suite did not catch the faulty driver"
+    assert all(CBC_A in name and CBC_A in text for name, text in found.items()), found

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hwcrypto_test: crypto drivers that are wrong or slow on purpose, for testing
+ * pytest-hwcrypto's suites against a real faulty driver. Never load it on a system
+ * whose crypto matters: with a fault switched on, a driver here returns wrong bytes.
+ *
+ * Four drivers, each a thin synchronous wrapper around the kernel's generic code:
+ *   0 cbc-aes-hwcrypto-test-a   cbc(aes)   wraps cbc(aes-generic)
+ *   1 cbc-aes-hwcrypto-test-b   cbc(aes)   wraps cbc(aes-generic)
+ *   2 gcm-aes-hwcrypto-test     gcm(aes)   wraps gcm_base(ctr(aes-generic),ghash-generic)
+ *   3 sha256-hwcrypto-test      sha256     the kernel's sha256 library
+ *
+ * Every parameter is an array with one value per driver, in that order, so a fault or a
+ * slowdown hits exactly one driver. All but `priority` can be changed at run time through
+ * /sys/module/hwcrypto_test/parameters/ (write all four values: "0,0,0,0"):
+ *   wrong_min_bytes   corrupt the output of requests of at least N bytes (-1: never)
+ *   wrong_decrypt     corrupt the output of decryptions only
+ *   wrong_odd_split   corrupt the output when a source or destination scatterlist entry
+ *                     starts at an odd offset or ends at an odd length before the end
+ *   wrong_key_bytes   corrupt the output when the key has this many bytes (0: never)
+ *   stale_iv          do not hand back the chained IV (skciphers): the next request of a
+ *                     stream that continues from it (AF_ALG, dm-crypt's IV is per sector)
+ *                     starts from the old IV
+ *   delay_us          busy-wait this long per request (real time, also under emulation)
+ *   delay_ns_per_kib  and this long per KiB of the request
+ *   priority          (load time) the drivers' cra_priority
+ *
+ * The kernel self-tests each driver when it is registered: a fault switched on at load
+ * time that the kernel's own vectors reach makes that self-test fail.
+ *
+ * A corrupted output has its last byte inverted: the request still succeeds, only the
+ * bytes are wrong, as with a real driver bug.
+ */
+
+#include <linux/delay.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <crypto/aes.h>
+#include <crypto/gcm.h>
+#include <crypto/internal/aead.h>
+#include <crypto/internal/hash.h>
+#include <crypto/internal/skcipher.h>
+#include <crypto/scatterwalk.h>
+#include <crypto/sha2.h>
+
+enum { DRV_CBC_A, DRV_CBC_B, DRV_GCM, DRV_SHA256, DRV_COUNT };
+
+static int priority[DRV_COUNT] = { 50, 50, 50, 50 };
+static int wrong_min_bytes[DRV_COUNT] = { -1, -1, -1, -1 };
+static bool wrong_decrypt[DRV_COUNT];
+static bool wrong_odd_split[DRV_COUNT];
+static unsigned int wrong_key_bytes[DRV_COUNT];
+static bool stale_iv[DRV_COUNT];
+static unsigned int delay_us[DRV_COUNT];
+static unsigned int delay_ns_per_kib[DRV_COUNT];
+
+module_param_array(priority, int, NULL, 0444);
+MODULE_PARM_DESC(priority, "cra_priority of each driver (load time)");
+module_param_array(wrong_min_bytes, int, NULL, 0644);
+MODULE_PARM_DESC(wrong_min_bytes, "corrupt requests of at least N bytes (-1: never)");
+module_param_array(wrong_decrypt, bool, NULL, 0644);
+MODULE_PARM_DESC(wrong_decrypt, "corrupt decryptions");
+module_param_array(wrong_odd_split, bool, NULL, 0644);
+MODULE_PARM_DESC(wrong_odd_split, "corrupt requests whose scatterlists split at an odd offset");
+module_param_array(wrong_key_bytes, uint, NULL, 0644);
+MODULE_PARM_DESC(wrong_key_bytes, "corrupt requests under a key of this length (0: never)");
+module_param_array(stale_iv, bool, NULL, 0644);
+MODULE_PARM_DESC(stale_iv, "do not return the chained IV");
+module_param_array(delay_us, uint, NULL, 0644);
+MODULE_PARM_DESC(delay_us, "busy-wait per request, microseconds");
+module_param_array(delay_ns_per_kib, uint, NULL, 0644);
+MODULE_PARM_DESC(delay_ns_per_kib, "busy-wait per KiB of request, nanoseconds");
+
+/* Read once per request: a value written meanwhile applies from the next request. */
+#define PARAM(name, drv) READ_ONCE(name[drv])
+
+static void slow_down(int drv, unsigned int nbytes)
+{
+	u64 ns = (u64)PARAM(delay_us, drv) * NSEC_PER_USEC +
+		 div_u64((u64)nbytes * PARAM(delay_ns_per_kib, drv), 1024);
+
+	/* udelay() is only good for short waits: spin in pieces of at most 1 ms. */
+	while (ns >= NSEC_PER_USEC) {
+		u64 us = min_t(u64, div_u64(ns, NSEC_PER_USEC), USEC_PER_MSEC);
+
+		udelay(us);
+		ns -= us * NSEC_PER_USEC;
+	}
+	if (ns)
+		ndelay(ns);
+}
+
+static bool odd_split(struct scatterlist *sg, unsigned int skip, unsigned int nbytes)
+{
+	unsigned int seen = 0;
+
+	for (; sg && seen < skip + nbytes; sg = sg_next(sg)) {
+		if (sg->offset & 1)
+			return true;
+		seen += sg->length;
+		if (seen < skip + nbytes && (sg->length & 1))
+			return true;
+	}
+	return false;
+}
+
+struct fault_query {
+	int drv;
+	unsigned int nbytes;
+	unsigned int keylen;
+	bool decrypting;
+	struct scatterlist *src, *dst;
+	unsigned int skip; /* bytes before the data in both lists (AEAD associated data) */
+};
+
+static bool faulty(const struct fault_query *q)
+{
+	int min_bytes = PARAM(wrong_min_bytes, q->drv);
+	unsigned int key_bytes = PARAM(wrong_key_bytes, q->drv);
+
+	if (min_bytes >= 0 && q->nbytes >= (unsigned int)min_bytes)
+		return true;
+	if (q->decrypting && PARAM(wrong_decrypt, q->drv))
+		return true;
+	if (key_bytes && q->keylen == key_bytes)
+		return true;
+	if (PARAM(wrong_odd_split, q->drv) &&
+	    (odd_split(q->src, q->skip, q->nbytes) || odd_split(q->dst, q->skip, q->nbytes)))
+		return true;
+	return false;
+}
+
+/* Invert the last byte of the `nbytes` of output that start `skip` bytes into `sg`. */
+static void corrupt(struct scatterlist *sg, unsigned int skip, unsigned int nbytes)
+{
+	u8 byte;
+
+	if (!nbytes)
+		return;
+	scatterwalk_map_and_copy(&byte, sg, skip + nbytes - 1, 1, 0);
+	byte ^= 0xff;
+	scatterwalk_map_and_copy(&byte, sg, skip + nbytes - 1, 1, 1);
+}
+
+/* --- cbc(aes) ------------------------------------------------------------------------- */
+
+struct cbc_ctx {
+	struct crypto_skcipher *fallback;
+	unsigned int keylen;
+};
+
+static int cbc_init(struct crypto_skcipher *tfm)
+{
+	struct cbc_ctx *ctx = crypto_skcipher_ctx(tfm);
+
+	/* The generic driver by its driver name: by "cbc(aes)" we could get ourselves. */
+	ctx->fallback = crypto_alloc_skcipher("cbc(aes-generic)", 0,
+					      CRYPTO_ALG_ASYNC | CRYPTO_ALG_ALLOCATES_MEMORY);
+	if (IS_ERR(ctx->fallback))
+		return PTR_ERR(ctx->fallback);
+	crypto_skcipher_set_reqsize(tfm, sizeof(struct skcipher_request) +
+					 crypto_skcipher_reqsize(ctx->fallback));
+	return 0;
+}
+
+static void cbc_exit(struct crypto_skcipher *tfm)
+{
+	struct cbc_ctx *ctx = crypto_skcipher_ctx(tfm);
+
+	crypto_free_skcipher(ctx->fallback);
+}
+
+static int cbc_setkey(struct crypto_skcipher *tfm, const u8 *key, unsigned int keylen)
+{
+	struct cbc_ctx *ctx = crypto_skcipher_ctx(tfm);
+
+	ctx->keylen = keylen;
+	return crypto_skcipher_setkey(ctx->fallback, key, keylen);
+}
+
+static int cbc_crypt(struct skcipher_request *req, int drv, bool decrypting)
+{
+	struct crypto_skcipher *tfm = crypto_skcipher_reqtfm(req);
+	struct cbc_ctx *ctx = crypto_skcipher_ctx(tfm);
+	struct skcipher_request *sub = skcipher_request_ctx(req);
+	struct fault_query q = {
+		.drv = drv, .nbytes = req->cryptlen, .keylen = ctx->keylen,
+		.decrypting = decrypting, .src = req->src, .dst = req->dst,
+	};
+	bool wrong = faulty(&q); /* before: in place, src is overwritten */
+	u8 iv_in[AES_BLOCK_SIZE];
+	int err;
+
+	memcpy(iv_in, req->iv, AES_BLOCK_SIZE);
+	slow_down(drv, req->cryptlen);
+	skcipher_request_set_tfm(sub, ctx->fallback);
+	skcipher_request_set_callback(sub, req->base.flags & CRYPTO_TFM_REQ_MAY_SLEEP, NULL, NULL);
+	skcipher_request_set_crypt(sub, req->src, req->dst, req->cryptlen, req->iv);
+	err = decrypting ? crypto_skcipher_decrypt(sub) : crypto_skcipher_encrypt(sub);
+	if (err)
+		return err;
+	if (wrong)
+		corrupt(req->dst, 0, req->cryptlen);
+	if (PARAM(stale_iv, drv))
+		memcpy(req->iv, iv_in, AES_BLOCK_SIZE);
+	return 0;
+}
+
+static int cbc_a_encrypt(struct skcipher_request *req) { return cbc_crypt(req, DRV_CBC_A, false); }
+static int cbc_a_decrypt(struct skcipher_request *req) { return cbc_crypt(req, DRV_CBC_A, true); }
+static int cbc_b_encrypt(struct skcipher_request *req) { return cbc_crypt(req, DRV_CBC_B, false); }
+static int cbc_b_decrypt(struct skcipher_request *req) { return cbc_crypt(req, DRV_CBC_B, true); }
+
+#define CBC_ALG(suffix, enc, dec) {						\
+	.base = {								\
+		.cra_name = "cbc(aes)",						\
+		.cra_driver_name = "cbc-aes-hwcrypto-test-" suffix,		\
+		.cra_blocksize = AES_BLOCK_SIZE,				\
+		.cra_ctxsize = sizeof(struct cbc_ctx),				\
+		.cra_module = THIS_MODULE,					\
+	},									\
+	.min_keysize = AES_MIN_KEY_SIZE,					\
+	.max_keysize = AES_MAX_KEY_SIZE,					\
+	.ivsize = AES_BLOCK_SIZE,						\
+	.setkey = cbc_setkey,							\
+	.encrypt = enc,								\
+	.decrypt = dec,								\
+	.init = cbc_init,							\
+	.exit = cbc_exit,							\
+}
+
+static struct skcipher_alg cbc_algs[] = {
+	CBC_ALG("a", cbc_a_encrypt, cbc_a_decrypt),
+	CBC_ALG("b", cbc_b_encrypt, cbc_b_decrypt),
+};
+
+/* --- gcm(aes) ------------------------------------------------------------------------- */
+
+struct gcm_ctx {
+	struct crypto_aead *fallback;
+	unsigned int keylen;
+};
+
+static int gcm_init(struct crypto_aead *tfm)
+{
+	struct gcm_ctx *ctx = crypto_aead_ctx(tfm);
+
+	ctx->fallback = crypto_alloc_aead("gcm_base(ctr(aes-generic),ghash-generic)", 0,
+					  CRYPTO_ALG_ASYNC | CRYPTO_ALG_ALLOCATES_MEMORY);
+	if (IS_ERR(ctx->fallback))
+		return PTR_ERR(ctx->fallback);
+	crypto_aead_set_reqsize(tfm, sizeof(struct aead_request) +
+				     crypto_aead_reqsize(ctx->fallback));
+	return 0;
+}
+
+static void gcm_exit(struct crypto_aead *tfm)
+{
+	struct gcm_ctx *ctx = crypto_aead_ctx(tfm);
+
+	crypto_free_aead(ctx->fallback);
+}
+
+static int gcm_setkey(struct crypto_aead *tfm, const u8 *key, unsigned int keylen)
+{
+	struct gcm_ctx *ctx = crypto_aead_ctx(tfm);
+
+	ctx->keylen = keylen;
+	return crypto_aead_setkey(ctx->fallback, key, keylen);
+}
+
+static int gcm_setauthsize(struct crypto_aead *tfm, unsigned int authsize)
+{
+	struct gcm_ctx *ctx = crypto_aead_ctx(tfm);
+
+	return crypto_aead_setauthsize(ctx->fallback, authsize);
+}
+
+static int gcm_crypt(struct aead_request *req, bool decrypting)
+{
+	struct crypto_aead *tfm = crypto_aead_reqtfm(req);
+	struct gcm_ctx *ctx = crypto_aead_ctx(tfm);
+	struct aead_request *sub = aead_request_ctx(req);
+	unsigned int authsize = crypto_aead_authsize(tfm);
+	/* The payload: ciphertext without the tag when decrypting. */
+	unsigned int payload = decrypting ? req->cryptlen - authsize : req->cryptlen;
+	struct fault_query q = {
+		.drv = DRV_GCM, .nbytes = payload, .keylen = ctx->keylen,
+		.decrypting = decrypting, .src = req->src, .dst = req->dst, .skip = req->assoclen,
+	};
+	bool wrong;
+	int err;
+
+	if (decrypting && req->cryptlen < authsize)
+		return -EINVAL;
+	wrong = faulty(&q);
+	slow_down(DRV_GCM, req->cryptlen);
+	aead_request_set_tfm(sub, ctx->fallback);
+	aead_request_set_callback(sub, req->base.flags & CRYPTO_TFM_REQ_MAY_SLEEP, NULL, NULL);
+	aead_request_set_crypt(sub, req->src, req->dst, req->cryptlen, req->iv);
+	aead_request_set_ad(sub, req->assoclen);
+	err = decrypting ? crypto_aead_decrypt(sub) : crypto_aead_encrypt(sub);
+	if (err)
+		return err;
+	/* The last byte out: of the plaintext, or of the tag when encrypting. */
+	if (wrong)
+		corrupt(req->dst, req->assoclen, decrypting ? payload : payload + authsize);
+	return 0;
+}
+
+static int gcm_encrypt(struct aead_request *req) { return gcm_crypt(req, false); }
+static int gcm_decrypt(struct aead_request *req) { return gcm_crypt(req, true); }
+
+static struct aead_alg gcm_alg = {
+	.base = {
+		.cra_name = "gcm(aes)",
+		.cra_driver_name = "gcm-aes-hwcrypto-test",
+		.cra_blocksize = 1,
+		.cra_ctxsize = sizeof(struct gcm_ctx),
+		.cra_module = THIS_MODULE,
+	},
+	.ivsize = GCM_AES_IV_SIZE,
+	.maxauthsize = AES_BLOCK_SIZE,
+	.setkey = gcm_setkey,
+	.setauthsize = gcm_setauthsize,
+	.encrypt = gcm_encrypt,
+	.decrypt = gcm_decrypt,
+	.init = gcm_init,
+	.exit = gcm_exit,
+};
+
+/* --- sha256 --------------------------------------------------------------------------- */
+
+static int sha256_test_init(struct shash_desc *desc)
+{
+	sha256_init(shash_desc_ctx(desc));
+	return 0;
+}
+
+static int sha256_test_update(struct shash_desc *desc, const u8 *data, unsigned int len)
+{
+	slow_down(DRV_SHA256, len);
+	sha256_update(shash_desc_ctx(desc), data, len);
+	return 0;
+}
+
+static int sha256_test_final(struct shash_desc *desc, u8 *out)
+{
+	struct sha256_state *state = shash_desc_ctx(desc);
+	/* The message length is known only here; an shash sees no scatterlists. */
+	struct fault_query q = { .drv = DRV_SHA256, .nbytes = (unsigned int)state->count };
+
+	sha256_final(state, out);
+	if (faulty(&q))
+		out[SHA256_DIGEST_SIZE - 1] ^= 0xff;
+	return 0;
+}
+
+static struct shash_alg sha256_alg = {
+	.digestsize = SHA256_DIGEST_SIZE,
+	.init = sha256_test_init,
+	.update = sha256_test_update,
+	.final = sha256_test_final,
+	.descsize = sizeof(struct sha256_state),
+	.base = {
+		.cra_name = "sha256",
+		.cra_driver_name = "sha256-hwcrypto-test",
+		.cra_blocksize = SHA256_BLOCK_SIZE,
+		.cra_module = THIS_MODULE,
+	},
+};
+
+/* --- registration --------------------------------------------------------------------- */
+
+static int __init hwcrypto_test_init(void)
+{
+	int err;
+
+	cbc_algs[0].base.cra_priority = priority[DRV_CBC_A];
+	cbc_algs[1].base.cra_priority = priority[DRV_CBC_B];
+	gcm_alg.base.cra_priority = priority[DRV_GCM];
+	sha256_alg.base.cra_priority = priority[DRV_SHA256];
+
+	pr_warn("hwcrypto_test: test-only drivers that can be made wrong or slow on purpose\n");
+	/*
+	 * A self-test failure does not make registration fail: the kernel keeps the driver
+	 * listed (selftest: unknown) and never hands it out, which is what the inventory
+	 * suite is to find.
+	 */
+	err = crypto_register_skciphers(cbc_algs, ARRAY_SIZE(cbc_algs));
+	if (err)
+		return err;
+	err = crypto_register_aead(&gcm_alg);
+	if (err)
+		goto undo_cbc;
+	err = crypto_register_shash(&sha256_alg);
+	if (err)
+		goto undo_gcm;
+	return 0;
+
+undo_gcm:
+	crypto_unregister_aead(&gcm_alg);
+undo_cbc:
+	crypto_unregister_skciphers(cbc_algs, ARRAY_SIZE(cbc_algs));
+	return err;
+}
+
+static void __exit hwcrypto_test_exit(void)
+{
+	crypto_unregister_shash(&sha256_alg);
+	crypto_unregister_aead(&gcm_alg);
+	crypto_unregister_skciphers(cbc_algs, ARRAY_SIZE(cbc_algs));
+}
+
+module_init(hwcrypto_test_init);
+module_exit(hwcrypto_test_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Test-only crypto drivers, wrong or slow on purpose (pytest-hwcrypto)");
