@@ -9,7 +9,6 @@ import dataclasses
 import os
 import shutil
 import subprocess
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
@@ -33,27 +32,23 @@ from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODU
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.measure.exclusive import measuring_serialized
-from pytest_hwcrypto.model.results import Finding, Results, Verdict
+from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.model.sensitivity import blind_below
 from pytest_hwcrypto.profile import BoardProfile
-from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY, ResultsRecorder
+from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import (
     BOARD_KIND_ENV,
     CRYPTODEV_STATE_ENV,
-    LAVA_HELPER,
     TEST_DRIVERS_MODULE_ENV,
     TEST_DRIVERS_STATE_ENV,
     HwcryptoRun,
-    host_path,
-    inside_board,
 )
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
-from pytest_hwcrypto.vocabulary import AlgType, Suite
+from pytest_hwcrypto.vocabulary import AlgType
 
 if TYPE_CHECKING:
     from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
-    from pytest_hwcrypto.report.lava import Outcomes as LavaOutcomes
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
@@ -94,111 +89,6 @@ def board_json(run: HwcryptoRun) -> dict[str, Any]:
     }
 
 
-def seed_json(run: HwcryptoRun) -> dict[str, Any] | None:
-    """The run's seed of random cases: the one a suite used, else the configured one."""
-    if run.seed is not None:
-        return {"value": run.seed.value, "source": run.seed.source}
-    if run.options.seed is not None:
-        return {"value": run.options.seed, "source": "option --hwcrypto-seed"}
-    return None
-
-
-def report_header(run: HwcryptoRun) -> list[str]:
-    facts = kernel_facts(run)
-    profile = run.profile
-    lines = [
-        f"hwcrypto: kernel {facts.release} ({facts.machine}) — results are for this kernel",
-        f"hwcrypto: suites {','.join(run.options.suite)}; "
-        f"board profile {profile.path if profile else 'none'}",
-    ]
-    if not PROC_CRYPTO.exists():
-        lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
-    lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
-    if run.options.test_drivers and not inside_board():
-        lines.append(TEST_DRIVERS_ON_REAL_KERNEL)
-    return lines
-
-
-TEST_DRIVERS_ON_REAL_KERNEL = (
-    "hwcrypto: WARNING: --hwcrypto-test-drivers on a real kernel: tests will make the "
-    f"{TEST_DRIVERS_MODULE_NAME} drivers you loaded wrong and slow on purpose; anything on "
-    "this machine that picks them (by priority or re-ranking) gets wrong bytes meanwhile"
-)
-
-
-def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
-    rec = recorder(run)
-    rec.environment["seed"] = seed_json(run) or rec.environment.get("seed")
-    workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None:  # an xdist worker: the controller writes the file
-        workeroutput[WORKER_OUTPUT_KEY] = rec.to_json()
-        return
-    if run.options.json:
-        rec.write(Path(run.options.json))
-    if run.options.html:
-        write_html_report(rec.results(), Path(run.options.html))
-
-
-def write_html_report(results: Results, path: Path) -> None:
-    """The HTML report of this session; a path that cannot be written is a warning at the
-    end of the run rather than an internal error that would hide the test outcome."""
-    from pytest_hwcrypto.report.document import ReportError, write_session_report
-
-    try:
-        write_session_report(results, path)
-    except ReportError as error:
-        warnings.warn(pytest.PytestWarning(f"--hwcrypto-html: {error}"), stacklevel=1)
-
-
-def terminal_summary(
-    reporter: pytest.TerminalReporter, config: pytest.Config, run: HwcryptoRun
-) -> None:
-    """The end-of-run summary (report/summary.py), once: by the xdist controller, and by
-    the session inside a board (the outer session only relays its output)."""
-    if hasattr(config, "workerinput"):
-        return
-    from pytest_hwcrypto.report.summary import TITLE, Context, summary_lines
-
-    context = Context(
-        verbosity=config.get_verbosity(),
-        width=config.get_terminal_writer().fullwidth,
-        json_path=host_path(run.options.json) if run.options.json else None,
-        board=os.environ.get(BOARD_KIND_ENV, "host"),
-        profile=str(run.profile.path) if run.profile else None,
-    )
-    lines = summary_lines(recorder(run).results(), context)
-    if context.verbosity > -2:
-        reporter.write_sep("=", TITLE)
-    for line in lines:
-        reporter.write_line(line.text, **line.markup)
-
-
-# How many measurements this process had recorded when a test started (its JUnit properties
-# are about the ones recorded while it ran, or about its `algorithm` parameter).
-MEASURED_BEFORE = pytest.StashKey[int]()
-
-
-def note_test_start(item: pytest.Item, run: HwcryptoRun) -> None:
-    item.stash[MEASURED_BEFORE] = len(recorder(run).measurements)
-
-
-def add_case_properties(item: pytest.Item, run: HwcryptoRun) -> None:
-    """Source, driver, MiB/s and ratio of what the test measured, as JUnit properties."""
-    from pytest_hwcrypto.report.junit_properties import case_properties, measurements_of_test
-
-    rec = recorder(run)
-    suites = {mark.name.removeprefix("hwcrypto_") for mark in item.iter_markers()}
-    callspec = getattr(item, "callspec", None)
-    algorithm = callspec.params.get("algorithm") if callspec is not None else None
-    about = measurements_of_test(
-        rec.measurements,
-        item.stash.get(MEASURED_BEFORE, len(rec.measurements)),
-        suites,
-        algorithm if isinstance(algorithm, str) else None,
-    )
-    item.user_properties.extend(case_properties(about, rec.results()))
-
-
 @pytest.fixture(scope="session", autouse=True)
 def hwcrypto_suite_properties(
     hwcrypto_run: HwcryptoRun, record_testsuite_property: Callable[[str, object], None]
@@ -222,41 +112,6 @@ def hwcrypto_suite_properties(
     yield
     for name, value in finding_properties(rec.findings):
         record_testsuite_property(name, value)
-
-
-def lava_outcome(outcomes: LavaOutcomes, report: pytest.TestReport) -> None:
-    """Take in one phase's report of a test (controller and single process only)."""
-    from pytest_hwcrypto.report.lava import case_set_of
-
-    module = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
-    test_set = case_set_of(report.keywords, module, Suite.values())
-    outcomes.record(report.nodeid, report.when or "", report.outcome, test_set)
-
-
-def report_to_lava(
-    reporter: pytest.TerminalReporter,
-    config: pytest.Config,
-    run: HwcryptoRun,
-    outcomes: LavaOutcomes,
-) -> None:
-    """Every test and measurement as a LAVA test case, one test set per suite: through
-    LAVA's helpers where they are (never inside a board: the host's console is LAVA's),
-    else as the signal lines LAVA reads on the console."""
-    if hasattr(config, "workerinput"):
-        return
-    from pytest_hwcrypto.report.lava import case_sets
-
-    sets = case_sets(outcomes, recorder(run).results())
-    helper = shutil.which(LAVA_HELPER) if not inside_board() else None
-    if helper is None:
-        for test_set in sets:
-            for line in test_set.signals():
-                reporter.write_line(line)
-        return
-    sys.stdout.flush()
-    for test_set in sets:
-        for argv in test_set.helper_argvs():
-            subprocess.run(argv, check=False)
 
 
 def record_and_judge(
@@ -285,13 +140,6 @@ def record_and_judge(
         results.add_finding(finding)
     if not verdict.passed:
         pytest.fail(f"{verdict.rule}: {verdict.message}", pytrace=False)
-
-
-def merge_worker_results(run: HwcryptoRun, node: Any) -> None:
-    """xdist controller: take in what a finished worker recorded."""
-    output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
-    if output:
-        recorder(run).merge(output)
 
 
 @pytest.fixture(scope="session")

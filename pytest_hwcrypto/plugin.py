@@ -161,43 +161,43 @@ class HwcryptoPlugin:
         )
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import run_output
 
-        return fixtures.report_header(self.run) + exclusive.measuring_lines(config)
+        return run_output.report_header(self.run) + exclusive.measuring_lines(config)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import run_output
 
-        fixtures.write_results(session.config, self.run)
+        run_output.write_results(session.config, self.run)
         exclusive.remove_lock(session.config)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import run_output
 
-        fixtures.note_test_start(item, self.run)
+        run_output.note_test_start(item, self.run)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         """Before the teardown report, whose properties JUnit writes for the test case."""
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import run_output
 
-        fixtures.add_case_properties(item, self.run)
+        run_output.add_case_properties(item, self.run)
 
     def pytest_terminal_summary(
         self, terminalreporter: pytest.TerminalReporter, config: pytest.Config
     ) -> None:
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import run_output
 
-        fixtures.terminal_summary(terminalreporter, config, self.run)
+        run_output.terminal_summary(terminalreporter, config, self.run)
         if self.lava is not None:
-            fixtures.report_to_lava(terminalreporter, config, self.run, self.lava)
+            run_output.report_to_lava(terminalreporter, config, self.run, self.lava)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.lava is not None:
-            from pytest_hwcrypto import fixtures
+            from pytest_hwcrypto import run_output
 
-            fixtures.lava_outcome(self.lava, report)
+            run_output.lava_outcome(self.lava, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -206,6 +206,6 @@ class HwcryptoPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: merge a finished worker's results into ours."""
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import run_output
 
-        fixtures.merge_worker_results(self.run, node)
+        run_output.merge_worker_results(self.run, node)

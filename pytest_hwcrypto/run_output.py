@@ -1,0 +1,177 @@
+"""What a `pytest --hwcrypto` run says outside its tests, wired to pytest's hooks by plugin.py.
+
+The report header, the results file and HTML report at session end, the terminal summary,
+JUnit properties of each test case, LAVA test cases, and the merge of pytest-xdist workers'
+results. Each function reads the run state through fixtures.py's accessors and hands the
+wording to report/; fixtures.py keeps the fixtures themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.fixtures import kernel_facts, recorder
+from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
+from pytest_hwcrypto.model.results import Results
+from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY
+from pytest_hwcrypto.run import BOARD_KIND_ENV, LAVA_HELPER, HwcryptoRun, host_path, inside_board
+from pytest_hwcrypto.vocabulary import Suite
+
+if TYPE_CHECKING:
+    from pytest_hwcrypto.report.lava import Outcomes as LavaOutcomes
+
+
+def seed_json(run: HwcryptoRun) -> dict[str, Any] | None:
+    """The run's seed of random cases: the one a suite used, else the configured one."""
+    if run.seed is not None:
+        return {"value": run.seed.value, "source": run.seed.source}
+    if run.options.seed is not None:
+        return {"value": run.options.seed, "source": "option --hwcrypto-seed"}
+    return None
+
+
+def report_header(run: HwcryptoRun) -> list[str]:
+    facts = kernel_facts(run)
+    profile = run.profile
+    lines = [
+        f"hwcrypto: kernel {facts.release} ({facts.machine}) — results are for this kernel",
+        f"hwcrypto: suites {','.join(run.options.suite)}; "
+        f"board profile {profile.path if profile else 'none'}",
+    ]
+    if not fixtures.PROC_CRYPTO.exists():  # fixtures' name: a board test patches it
+        lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
+    lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
+    if run.options.test_drivers and not inside_board():
+        lines.append(TEST_DRIVERS_ON_REAL_KERNEL)
+    return lines
+
+
+TEST_DRIVERS_ON_REAL_KERNEL = (
+    "hwcrypto: WARNING: --hwcrypto-test-drivers on a real kernel: tests will make the "
+    f"{TEST_DRIVERS_MODULE_NAME} drivers you loaded wrong and slow on purpose; anything on "
+    "this machine that picks them (by priority or re-ranking) gets wrong bytes meanwhile"
+)
+
+
+def write_results(config: pytest.Config, run: HwcryptoRun) -> None:
+    rec = recorder(run)
+    rec.environment["seed"] = seed_json(run) or rec.environment.get("seed")
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller writes the file
+        workeroutput[WORKER_OUTPUT_KEY] = rec.to_json()
+        return
+    if run.options.json:
+        rec.write(Path(run.options.json))
+    if run.options.html:
+        write_html_report(rec.results(), Path(run.options.html))
+
+
+def write_html_report(results: Results, path: Path) -> None:
+    """The HTML report of this session; a path that cannot be written is a warning at the
+    end of the run rather than an internal error that would hide the test outcome."""
+    from pytest_hwcrypto.report.document import ReportError, write_session_report
+
+    try:
+        write_session_report(results, path)
+    except ReportError as error:
+        warnings.warn(pytest.PytestWarning(f"--hwcrypto-html: {error}"), stacklevel=1)
+
+
+def terminal_summary(
+    reporter: pytest.TerminalReporter, config: pytest.Config, run: HwcryptoRun
+) -> None:
+    """The end-of-run summary (report/summary.py), once: by the xdist controller, and by
+    the session inside a board (the outer session only relays its output)."""
+    if hasattr(config, "workerinput"):
+        return
+    from pytest_hwcrypto.report.summary import TITLE, Context, summary_lines
+
+    context = Context(
+        verbosity=config.get_verbosity(),
+        width=config.get_terminal_writer().fullwidth,
+        json_path=host_path(run.options.json) if run.options.json else None,
+        board=os.environ.get(BOARD_KIND_ENV, "host"),
+        profile=str(run.profile.path) if run.profile else None,
+    )
+    lines = summary_lines(recorder(run).results(), context)
+    if context.verbosity > -2:
+        reporter.write_sep("=", TITLE)
+    for line in lines:
+        reporter.write_line(line.text, **line.markup)
+
+
+# How many measurements this process had recorded when a test started (its JUnit properties
+# are about the ones recorded while it ran, or about its `algorithm` parameter).
+MEASURED_BEFORE = pytest.StashKey[int]()
+
+
+def note_test_start(item: pytest.Item, run: HwcryptoRun) -> None:
+    item.stash[MEASURED_BEFORE] = len(recorder(run).measurements)
+
+
+def add_case_properties(item: pytest.Item, run: HwcryptoRun) -> None:
+    """Source, driver, MiB/s and ratio of what the test measured, as JUnit properties."""
+    from pytest_hwcrypto.report.junit_properties import case_properties, measurements_of_test
+
+    rec = recorder(run)
+    suites = {mark.name.removeprefix("hwcrypto_") for mark in item.iter_markers()}
+    callspec = getattr(item, "callspec", None)
+    algorithm = callspec.params.get("algorithm") if callspec is not None else None
+    about = measurements_of_test(
+        rec.measurements,
+        item.stash.get(MEASURED_BEFORE, len(rec.measurements)),
+        suites,
+        algorithm if isinstance(algorithm, str) else None,
+    )
+    item.user_properties.extend(case_properties(about, rec.results()))
+
+
+def lava_outcome(outcomes: LavaOutcomes, report: pytest.TestReport) -> None:
+    """Take in one phase's report of a test (controller and single process only)."""
+    from pytest_hwcrypto.report.lava import case_set_of
+
+    module = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    test_set = case_set_of(report.keywords, module, Suite.values())
+    outcomes.record(report.nodeid, report.when or "", report.outcome, test_set)
+
+
+def report_to_lava(
+    reporter: pytest.TerminalReporter,
+    config: pytest.Config,
+    run: HwcryptoRun,
+    outcomes: LavaOutcomes,
+) -> None:
+    """Every test and measurement as a LAVA test case, one test set per suite: through
+    LAVA's helpers where they are (never inside a board: the host's console is LAVA's),
+    else as the signal lines LAVA reads on the console."""
+    if hasattr(config, "workerinput"):
+        return
+    from pytest_hwcrypto.report.lava import case_sets
+
+    sets = case_sets(outcomes, recorder(run).results())
+    helper = shutil.which(LAVA_HELPER) if not inside_board() else None
+    if helper is None:
+        for test_set in sets:
+            for line in test_set.signals():
+                reporter.write_line(line)
+        return
+    sys.stdout.flush()
+    for test_set in sets:
+        for argv in test_set.helper_argvs():
+            subprocess.run(argv, check=False)
+
+
+def merge_worker_results(run: HwcryptoRun, node: Any) -> None:
+    """xdist controller: take in what a finished worker recorded."""
+    output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+    if output:
+        recorder(run).merge(output)
