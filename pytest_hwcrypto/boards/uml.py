@@ -152,6 +152,10 @@ modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 {no_avx512}mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+# As on the QEMU board: kernel messages stay in dmesg (saved at the end, and scanned),
+# only levels 0-2 (panics, BUGs) still reach the console, so pytest's output streamed from
+# the board is not interleaved with device-mapper's or the block layer's error lines.
+dmesg -n 3 2>/dev/null
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
