@@ -14,11 +14,14 @@ file took 16.7 min inside the board on a busy 2-core host (load 5-6, 2026-12-02)
 QEMU tier runs the part not marked slow_board (a correctness round of three modes, the
 inventory and /dev/crypto tests): its three suite sessions took 79 + 34 + 38 s in that
 run, but 10.5 min in all on the same host an hour later with another board measuring.
+The crossover test (two throughput sessions, slow_board) took 6.5 min inside the board,
+9 min with the boot (load 3.3-3.7, 2026-12-02).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -218,6 +221,100 @@ def test_throughput_suite_finds_a_slow_winner_not_fastest(
     ]
     assert slow_winner, f"no winner-not-fastest for cbc(aes) in {findings}"
     assert all(CBC_A in f["detail"] for f in slow_winner), slow_winner
+
+
+# A pays a fixed cost per request (an offload engine's setup), B a cost per byte (a slow
+# software path): A loses while a request is shorter than delay_us / delay_ns_per_kib KiB
+# and wins beyond it. Both ties lie halfway (in log scale) between two measured sizes, so
+# the added delays differ by a factor 2 at the sizes either side; two ties, so the
+# reported crossover has to move with the delays.
+CROSSOVER_BLOCK_SIZES = (1024, 4096, 16384, 65536)
+CROSSOVER_DELAYS = {  # tie at 2 ms / (250 us per KiB) = 8 KiB, and at 2 ms / 62.5 us = 32 KiB
+    "tie-8KiB": (2000, 250_000),
+    "tie-32KiB": (2000, 62_500),
+}
+UNDELAYED = "cbc(aes-generic)"  # what both test drivers wrap: their speed without delays
+# The undelayed time must not drown the delays: at the sizes either side of the tie the
+# predicted ratio must be this far from 1, or noise could put the crossover either way.
+CROSSOVER_MARGIN = 0.15
+
+
+def predicted_ratios(
+    undelayed_bps: Mapping[int, float], delay_us: int, ns_per_kib: int
+) -> dict[int, float]:
+    """A/B throughput the delays predict at each size: per request A takes t0 + its delay
+    and B t0 + size x its cost per KiB, t0 = size / the undelayed rate."""
+    ratios = {}
+    for size, rate in undelayed_bps.items():
+        t0 = size / rate
+        ratios[size] = (t0 + size / 1024 * ns_per_kib * 1e-9) / (t0 + delay_us * 1e-6)
+    return ratios
+
+
+@pytest.mark.slow_board
+@pytest.mark.parametrize("tie", list(CROSSOVER_DELAYS))
+def test_throughput_suite_reports_the_crossover_the_delays_predict(
+    tie: str, drivers: Control, pytester: pytest.Pytester
+) -> None:
+    """A board-profile rule puts A (per-request delay) against B (per-KiB delay); the
+    crossover the suite reports is the measured size just above delay / cost per KiB."""
+    delay_us, ns_per_kib = CROSSOVER_DELAYS[tie]
+    tie_bytes = delay_us * 1000 * 1024 / ns_per_kib
+    below = max(size for size in CROSSOVER_BLOCK_SIZES if size < tie_bytes)
+    above = min(size for size in CROSSOVER_BLOCK_SIZES if size > tie_bytes)
+    rule_name = f"per-request delay beats per-byte delay from {above} B"
+    pytester.makefile(
+        ".toml",
+        board=f"""
+[board]
+name = "qemu-crossover"
+
+[[rule]]
+name = "{rule_name}"
+type = "hw-beats-sw"
+algorithm = "cbc(aes)"
+hw = "{CBC_A}"
+sw = "{CBC_B}"
+block_sizes = ">={above}"
+source = "afalg"
+""",
+    )
+    delays = {"delay_us": {CBC_A: delay_us}, "delay_ns_per_kib": {CBC_B: ns_per_kib}}
+    with drivers.loaded_with(delays):
+        pytester.runpytest_subprocess(
+            *SESSION_ARGS,
+            "--hwcrypto-suite=throughput",
+            "--hwcrypto-board=board.toml",
+            "--hwcrypto-budget=20",
+            "--hwcrypto-block-sizes=" + ",".join(map(str, CROSSOVER_BLOCK_SIZES)),
+            "--hwcrypto-json=results.json",
+            "-k",
+            "(measured_on_every_driver and cbc) or profile_rule",
+        )
+    results = json.loads((pytester.path / "results.json").read_text())
+    verdicts = [v for v in results["verdicts"] if v["rule"] == rule_name]
+    assert len(verdicts) == 1, results["verdicts"]
+    verdict = verdicts[0]
+    # the rule's message ends "crossover <size> B" or "no crossover", over every size
+    reported = re.search(r"(no crossover|crossover (\d+) B)", verdict["message"])
+    assert reported, verdict
+    undelayed = {
+        m["block_size"]: m["bytes_per_second"]
+        for m in results["measurements"]
+        if m["driver"] == UNDELAYED and m["source"] == "afalg"
+    }
+    assert sorted(undelayed) == list(CROSSOVER_BLOCK_SIZES), f"{UNDELAYED} not measured"
+    predicted = predicted_ratios(undelayed, delay_us, ns_per_kib)
+    shown = ", ".join(f"{size} B {ratio:.2f}x" for size, ratio in sorted(predicted.items()))
+    print(f"predicted A/B: {shown}; rule: {verdict['message']}")
+    assert predicted[below] < 1 - CROSSOVER_MARGIN < 1 + CROSSOVER_MARGIN < predicted[above], (
+        f"the undelayed rate drowns the delays (predicted A/B: {shown})"
+    )
+    assert reported.group(2) is not None and int(reported.group(2)) == above, (
+        f"expected the crossover between {below} and {above} B (tie at {tie_bytes:.0f} B), "
+        f"got {reported.group(1)!r}: {verdict['message']}"
+    )
+    assert verdict["passed"], verdict
 
 
 @pytest.mark.slow_board
