@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import ledger
 from pytest_hwcrypto.block import dmcrypt, tools
 from pytest_hwcrypto.block.loop import backing_dir
 from pytest_hwcrypto.block.plain_format import decrypt_plain
@@ -59,15 +58,9 @@ def present(driver: str) -> bool:
 
 
 @pytest.fixture
-def block(board_kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    if board_kind == "host":
-        pytest.skip("needs a board: pytest --hwcrypto-vm=uml tests/board")
-    reason = tools.unavailable_reason()
-    if reason:
-        pytest.skip(reason)
+def block(block_state_dir: Path) -> Path:
     subprocess.run(["modprobe", "-q", "crypto_user"], check=False)
-    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path))
-    yield tmp_path
+    return block_state_dir
 
 
 def _drop_caches() -> None:

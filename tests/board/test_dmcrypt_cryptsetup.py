@@ -13,12 +13,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import ledger
 from pytest_hwcrypto.block import luks, pattern_io, tools
 from pytest_hwcrypto.block.plain_format import decrypt_plain
 from pytest_hwcrypto.block.volume import Volume, VolumeMaker
@@ -61,18 +59,12 @@ def winner(name: str) -> str:
 
 
 @pytest.fixture
-def block(board_kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    if board_kind == "host":
-        pytest.skip("needs a board: pytest --hwcrypto-vm=uml tests/board")
-    reason = tools.unavailable_reason()
-    if reason:
-        pytest.skip(reason)
+def block(block_state_dir: Path) -> Path:
     if shutil.which("cryptsetup") is None:
         pytest.skip("cryptsetup is not installed: apt-get install cryptsetup-bin")
     for module in ("crypto_user", "essiv", "dm_integrity"):
         subprocess.run(["modprobe", "-q", module], check=False)
-    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path))
-    yield tmp_path
+    return block_state_dir
 
 
 def _round_trip(maker: VolumeMaker, volume: Volume, seed: str) -> None:

@@ -7,13 +7,11 @@ each result naming the proven driver, with CPU cost, and nothing left behind.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import ledger
-from pytest_hwcrypto.block import loop, tools
+from pytest_hwcrypto.block import loop
 from pytest_hwcrypto.block.volume import VolumeMaker
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.measure.block_workloads import (
@@ -29,16 +27,10 @@ DRIVER = "xts(ecb(aes-generic))"
 
 
 @pytest.fixture
-def block(board_kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    if board_kind == "host":
-        pytest.skip("needs a board: pytest --hwcrypto-vm=uml tests/board")
-    reason = tools.unavailable_reason()
-    if reason:
-        pytest.skip(reason)
+def block(block_state_dir: Path) -> Path:
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed: apt-get install fio")
-    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path))
-    yield tmp_path
+    return block_state_dir
 
 
 def test_fio_and_dd_through_a_pinned_volume_and_on_the_bare_device(block: Path) -> None:

@@ -27,15 +27,17 @@ from pytest_hwcrypto.boards.base import (
     new_run_dir,
     passed_environment,
 )
+from pytest_hwcrypto.boards.kernel_image import (
+    bzimage_release,
+    newest_debian_kernel,
+    uncompressed_pvh_kernel,
+)
 from pytest_hwcrypto.boards.qemu import (
     QEMU_BINARY,
     QEMU_OPTIONS,
     QemuBoard,
-    bzimage_release,
     choose_accelerator,
     long_mode_probe_passes,
-    newest_debian_kernel,
-    uncompressed_pvh_kernel,
 )
 from pytest_hwcrypto.run import inside_board
 
