@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,3 +34,19 @@ def block_state_dir(
         pytest.skip(reason)
     monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path))
     yield tmp_path
+
+
+@pytest.fixture
+def hwcrypto_sweep() -> Callable[[], subprocess.CompletedProcess[str]]:
+    """Run `hwcrypto sweep` as a user would, in a process of its own (the state directory
+    comes from the environment the test set); output and exit code come back."""
+
+    def sweep() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_hwcrypto.cli", "sweep"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    return sweep

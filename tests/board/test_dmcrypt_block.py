@@ -14,7 +14,7 @@ import hashlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -157,15 +157,12 @@ def _assert_swept(run_id: str, backing: str, decoys: tuple[str, str]) -> None:
 
 
 def test_after_kill_9_hwcrypto_sweep_removes_the_volume_and_only_it(
-    block: Path, decoys: tuple[str, str]
+    block: Path,
+    decoys: tuple[str, str],
+    hwcrypto_sweep: Callable[[], subprocess.CompletedProcess[str]],
 ) -> None:
     run_id, _dm, _loop, backing = _kill_while_open()
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_hwcrypto.cli", "sweep"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = hwcrypto_sweep()
     assert done.returncode == 0, done.stdout + done.stderr
     assert "removed dm device" in done.stdout and f"removed {backing}" in done.stdout
     _assert_swept(run_id, backing, decoys)

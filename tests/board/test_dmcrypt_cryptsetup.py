@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -211,7 +212,9 @@ def test_integrity_volume_turns_a_flipped_byte_into_an_io_error(block: Path) -> 
     assert Ledger(block).entries() == []
 
 
-def test_after_kill_9_sweep_removes_the_integrity_volume_and_its_subdevice(block: Path) -> None:
+def test_after_kill_9_sweep_removes_the_integrity_volume_and_its_subdevice(
+    block: Path, hwcrypto_sweep: Callable[[], subprocess.CompletedProcess[str]]
+) -> None:
     _integrity_ready()
     child = subprocess.run(
         [sys.executable, "-c", KILLED_CHILD.replace("DRIVER", repr(winner("xts(aes)")))],
@@ -224,12 +227,7 @@ def test_after_kill_9_sweep_removes_the_integrity_volume_and_its_subdevice(block
     assert Path(dm_path).exists()
     names = tools.run(["dmsetup", "ls"])
     assert f"{Path(dm_path).name}_dif" in names, names
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_hwcrypto.cli", "sweep"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = hwcrypto_sweep()
     assert done.returncode == 0, done.stdout + done.stderr
     names = tools.run(["dmsetup", "ls"])
     assert f"hwcrypto-{run_id}-" not in names, names

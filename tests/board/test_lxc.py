@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -196,7 +196,7 @@ def decoy(state: Path) -> Iterator[str]:
 
 
 def test_after_kill_9_hwcrypto_sweep_removes_the_containers_and_only_them(
-    state: Path, decoy: str
+    state: Path, decoy: str, hwcrypto_sweep: Callable[[], subprocess.CompletedProcess[str]]
 ) -> None:
     child = subprocess.run(
         [sys.executable, "-c", KILLED_CHILD.format(passed=PASSED)],
@@ -213,12 +213,7 @@ def test_after_kill_9_hwcrypto_sweep_removes_the_containers_and_only_them(
     assert len(journals) == 1
     recorded = [entry["key"] for entry in json.loads(journals[0].read_text())["entries"]]
     assert recorded == [running, broken], "recorded before being made"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_hwcrypto.cli", "sweep"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = hwcrypto_sweep()
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"removed container {running}" in done.stdout
     assert f"removed container {broken}" in done.stdout

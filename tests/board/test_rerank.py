@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -105,16 +105,13 @@ def _kill_while_preferred() -> int | None:
 
 
 @pytest.mark.usefixtures("kernel")
-def test_after_kill_9_hwcrypto_sweep_restores_the_priority(state_dir: Path) -> None:
+def test_after_kill_9_hwcrypto_sweep_restores_the_priority(
+    state_dir: Path, hwcrypto_sweep: Callable[[], subprocess.CompletedProcess[str]]
+) -> None:
     original = _kill_while_preferred()
     decoy = state_dir / "notes.json"  # not a ledger: a sweep never touches it
     decoy.write_text("{}")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_hwcrypto.cli", "sweep"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = hwcrypto_sweep()
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"restored the priority of {PREFERRED} to {original}" in done.stdout
     assert priority(PREFERRED) == original
