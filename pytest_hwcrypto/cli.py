@@ -100,6 +100,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(f"--max-drop/--min-ratio: {error}") from None
     if args.sw or args.hw:
+        if args.relative_to:
+            raise CliError("--relative-to judges regressions: give BASELINE.json CURRENT.json")
         if not (args.sw and args.hw) or args.files:
             raise CliError("give --sw SW.json and --hw HW.json together, without positional files")
         try:
@@ -118,8 +120,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if len(args.files) != 2:
             raise CliError("give BASELINE.json CURRENT.json, or --sw SW.json --hw HW.json")
         comparisons = compare.compare(
-            load(args.files[0]), load(args.files[1]), max_drop=max_drop, algorithm=args.algorithm
+            load(args.files[0]),
+            load(args.files[1]),
+            max_drop=max_drop,
+            algorithm=args.algorithm,
+            relative_to=args.relative_to,
         )
+        if not comparisons and args.relative_to:
+            raise CliError(
+                f"--relative-to {args.relative_to}: no matched measurement has that reference "
+                "measured on its path in both files (a driver name as the files list it, "
+                "or 'software')"
+            )
         crossover = None
         lines = compare_text.format_comparison_lines(comparisons, max_drop)
     if not comparisons:
@@ -150,6 +162,13 @@ def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="range the HW rule applies to, e.g. '>=8192' or '4096..65536'",
     )
     parser.add_argument("--algorithm", help="only this algorithm")
+    parser.add_argument(
+        "--relative-to",
+        metavar="DRIVER",
+        help="judge each driver's throughput as a multiple of DRIVER's in the same run "
+        "('software': the fastest generic driver), so a whole machine getting slower is not "
+        "a regression",
+    )
     parser.add_argument("--json", action="store_true", help="comparisons as JSON")
     parser.set_defaults(func=cmd_compare)
 

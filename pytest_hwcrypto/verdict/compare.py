@@ -31,20 +31,29 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from pytest_hwcrypto.model.results import Measurement, Results
 from pytest_hwcrypto.model.sensitivity import detectable_drop
 from pytest_hwcrypto.model.stats import RatioInterval, SampleStats, ratio_interval
 from pytest_hwcrypto.verdict.blocksizes import ALL_BLOCK_SIZES, BlockSizeRange, parse_block_sizes
 from pytest_hwcrypto.verdict.crossover import crossover
-from pytest_hwcrypto.verdict.pooling import DriverStats, fastest_driver, group_by, pooled_by_key
+from pytest_hwcrypto.verdict.pooling import (
+    DriverStats,
+    MatchKey,
+    PathKey,
+    fastest_driver,
+    group_by,
+    match_key,
+    path_key,
+    pooled_by_key,
+)
+from pytest_hwcrypto.verdict.relative import (
+    RELATIVE_TO_KEY,
+    relative_measurements,
+    resolve_references,
+)
 from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, DEFAULT_MIN_RATIO
-
-# (source, algorithm, key_bits, block_size, op, driver)
-MatchKey = tuple[str, str, Optional[int], Optional[int], str, Optional[str]]
-# (source, algorithm, key_bits, block_size, op): the sw/hw key, the driver being what differs
-PathKey = tuple[str, str, Optional[int], Optional[int], str]
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,9 @@ class Comparison:
     # regression mode: the smallest drop this pair of sample sets could have shown
     # (model/sensitivity.py); None in sw/hw mode
     detectable_drop: float | None = None
+    # regression mode relative to a reference (verdict/relative.py): its driver, and then
+    # baseline and current are throughput as a multiple of that driver's, not bytes/s
+    relative_to: str | None = None
 
     @property
     def ratio(self) -> float:
@@ -88,6 +100,8 @@ class Comparison:
         }
         if self.detectable_drop is not None:
             data["detectable_drop"] = self.detectable_drop
+        if self.relative_to is not None:
+            data["relative_to"] = self.relative_to
         return data
 
 
@@ -144,12 +158,14 @@ def compare(
     current: Results,
     max_drop: float = DEFAULT_MAX_DROP,
     algorithm: str | None = None,
+    relative_to: str | None = None,
 ) -> list[Comparison]:
     """Match baseline and current measurements and judge each match (regression mode)."""
     return compare_measurements(
         _only_algorithm(baseline.measurements, algorithm),
         _only_algorithm(current.measurements, algorithm),
         max_drop,
+        relative_to,
     )
 
 
@@ -157,8 +173,18 @@ def compare_measurements(
     baseline: Sequence[Measurement],
     current: Sequence[Measurement],
     max_drop: float = DEFAULT_MAX_DROP,
+    relative_to: str | None = None,
 ) -> list[Comparison]:
-    """Regression comparisons in the current measurements' order."""
+    """Regression comparisons in the current measurements' order.
+
+    With `relative_to` (a driver, or "software"), each side is first made relative to that
+    reference measured in its own run (verdict/relative.py), and the ratios are compared.
+    """
+    if relative_to is not None:
+        references = resolve_references(baseline, relative_to)
+        baseline = relative_measurements(baseline, references)
+        current = relative_measurements(current, references)
+    reference_of = {match_key(m): m.extra.get(RELATIVE_TO_KEY) for m in current}
     baseline_stats = pooled_by_key(baseline, match_key)
     current_stats = pooled_by_key(current, match_key)
     comparisons = []
@@ -177,6 +203,7 @@ def compare_measurements(
                 interval=interval,
                 failed=regressed(baseline_summary, current_summary, max_drop),
                 detectable=detectable_drop(baseline_summary, current_summary, max_drop),
+                relative_to=reference_of.get(key),
             )
         )
     return comparisons
@@ -191,21 +218,6 @@ def unmatched(
     gone = [key for key in baseline_keys if key not in current_keys]
     new = [key for key in current_keys if key not in baseline_keys]
     return gone, new
-
-
-def match_key(measurement: Measurement) -> MatchKey:
-    """The measured path plus the driver that served it."""
-    return (*path_key(measurement), measurement.driver)
-
-
-def path_key(measurement: Measurement) -> PathKey:
-    return (
-        measurement.source,
-        measurement.algorithm,
-        measurement.key_bits,
-        measurement.block_size,
-        measurement.op,
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,6 +330,7 @@ def _comparison(
     baseline_driver: str | None = None,
     in_range: bool = True,
     detectable: float | None = None,
+    relative_to: str | None = None,
 ) -> Comparison:
     source, algorithm, key_bits, block_size, op = key
     return Comparison(
@@ -336,6 +349,7 @@ def _comparison(
         baseline_driver=baseline_driver,
         in_range=in_range,
         detectable_drop=detectable,
+        relative_to=relative_to,
     )
 
 

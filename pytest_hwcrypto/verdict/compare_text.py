@@ -26,10 +26,7 @@ def format_comparison_lines(
 
 
 def _regression_line(comparison: Comparison, max_drop: float) -> str:
-    numbers = (
-        f"{format_mib_s(comparison.baseline)} -> {format_mib_s(comparison.current)} MiB/s, "
-        f"{comparison.change:+.1%}"
-    )
+    numbers = f"{format_regression_values(comparison)}, {comparison.change:+.1%}"
     if comparison.failed:
         status = (
             f"regress (more than {max_drop:.0%} slower; {could_detect(comparison.detectable_drop)})"
@@ -39,6 +36,13 @@ def _regression_line(comparison: Comparison, max_drop: float) -> str:
     else:
         status = f"ok ({could_detect(comparison.detectable_drop)})"
     return f"{describe_comparison(comparison)}: {numbers}: {status}"
+
+
+def format_regression_values(comparison: Comparison) -> str:
+    """'120.3 -> 98.1 MiB/s', or relative to a reference: '2.013x -> 1.702x cbc(aes-generic)'."""
+    if comparison.relative_to is not None:
+        return f"{comparison.baseline:.3f}x -> {comparison.current:.3f}x {comparison.relative_to}"
+    return f"{format_mib_s(comparison.baseline)} -> {format_mib_s(comparison.current)} MiB/s"
 
 
 def could_detect(drop: float | None) -> str:

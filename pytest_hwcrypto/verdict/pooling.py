@@ -11,12 +11,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Optional, TypeVar
 
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.model.stats import SampleStats
 
 _Key = TypeVar("_Key", bound=Hashable)
+
+# (source, algorithm, key_bits, block_size, op): a measured path; the driver is what differs
+PathKey = tuple[str, str, Optional[int], Optional[int], str]
+# the path plus the driver that served it: what a regression comparison matches on
+MatchKey = tuple[str, str, Optional[int], Optional[int], str, Optional[str]]
+
+
+def path_key(measurement: Measurement) -> PathKey:
+    return (
+        measurement.source,
+        measurement.algorithm,
+        measurement.key_bits,
+        measurement.block_size,
+        measurement.op,
+    )
+
+
+def match_key(measurement: Measurement) -> MatchKey:
+    """The measured path plus the driver that served it."""
+    return (*path_key(measurement), measurement.driver)
 
 
 def group_by(

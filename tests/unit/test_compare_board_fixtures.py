@@ -165,6 +165,46 @@ def test_the_baseline_numbers_are_the_medians(capsys: pytest.CaptureFixture[str]
         assert comparison["baseline"] == pytest.approx(baseline[key])
 
 
+def test_relative_to_generic_the_throttled_board_is_not_a_regression(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The cpu.max quota slowed every driver of the run alike: in bytes/s that is 54 of 56
+    series regressed, relative to cbc(aes-generic) measured in the same rounds it is none,
+    and each ratio is the median of that run's per-round quotients."""
+    reference = "cbc(aes-generic)"
+    code, data = compare_json(capsys, str(UML_1), str(UML_SLOW), "--relative-to", reference)
+    assert code == 0
+    comparisons = data["comparisons"]
+    assert {c["driver"] for c in comparisons} == {"cbc(aes-fixed-time)"}
+    assert all(c["relative_to"] == reference and not c["failed"] for c in comparisons)
+
+    def quotients(path: Path) -> dict[int | None, float]:
+        cbc = afalg(load_results(path), "cbc(aes)")
+        mine = {m.block_size: m.samples for m in cbc if m.driver == "cbc(aes-fixed-time)"}
+        theirs = {m.block_size: m.samples for m in cbc if m.driver == reference}
+        return {
+            size: statistics.median(a / b for a, b in zip(mine[size], theirs[size]))
+            for size in mine
+        }
+
+    baseline, current = quotients(UML_1), quotients(UML_SLOW)
+    assert len(comparisons) == len(baseline)
+    for comparison in comparisons:
+        assert comparison["baseline"] == pytest.approx(baseline[comparison["block_size"]])
+        assert comparison["current"] == pytest.approx(current[comparison["block_size"]])
+    _, lines = compare_lines(capsys, str(UML_1), str(UML_SLOW), "--relative-to", reference)
+    assert all(f"x {reference}, " in line for line in lines), lines[0]
+
+
+def test_relative_to_a_driver_the_files_lack_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["compare", str(UML_1), str(UML_2), "--relative-to", "cbc-aes-nowhere"]) == 2
+    error = capsys.readouterr().err
+    assert "--relative-to cbc-aes-nowhere" in error and "Traceback" not in error
+    assert main(["compare", "--sw", str(UML_1), "--hw", str(UML_2), "--relative-to", "x"]) == 2
+
+
 # --- software vs hardware mode -----------------------------------------------------------
 
 

@@ -593,6 +593,36 @@ def test_no_regression_catches_a_tight_fifteen_percent_drop() -> None:
     assert lenient.evaluate(current, QEMU_INVENTORY, baseline).verdict.passed
 
 
+def test_no_regression_relative_to_generic_ignores_a_board_slower_as_a_whole() -> None:
+    """Per round the whole board runs at one speed (shared noise of 20 %); in the current
+    run it is 30 % slower throughout, and aesni alone lost another 15 %."""
+    rng = random.Random(7)
+
+    def run(aesni: float, generic: float) -> list[Measurement]:
+        machine = [rng.lognormvariate(0.0, 0.2) for _ in range(10)]
+        return [
+            measure("cbc-aes-aesni", 4096, 0, samples=[aesni * m for m in machine]),
+            measure("cbc(aes-generic)", 4096, 0, samples=[generic * m for m in machine]),
+        ]
+
+    baseline = Results(measurements=run(11.5, 9.8))
+    slower_board = run(11.5 * 0.7, 9.8 * 0.7)
+    relative = rule(type="no-regression", relative_to="cbc(aes-generic)", driver="cbc-aes-aesni")
+    assert relative.relative_to == "cbc(aes-generic)"
+    assert relative.evaluate(slower_board, QEMU_INVENTORY, baseline).verdict.passed
+    slower_aesni = run(11.5 * 0.7 * 0.85, 9.8 * 0.7)
+    outcome = relative.evaluate(slower_aesni, QEMU_INVENTORY, baseline)
+    assert not outcome.verdict.passed
+    assert "cbc-aes-aesni (afalg) 1.173x -> 0.997x cbc(aes-generic) (-15.0%)" in (
+        outcome.verdict.message
+    )
+    # without its reference in the run there is nothing to be relative to
+    aesni_only = [m for m in slower_aesni if m.driver == "cbc-aes-aesni"]
+    outcome = relative.evaluate(aesni_only, QEMU_INVENTORY, baseline)
+    assert not outcome.verdict.passed
+    assert "with cbc(aes-generic) measured beside it" in outcome.verdict.message
+
+
 def test_no_regression_without_baseline_or_matches_fails() -> None:
     regression_rule = rule(type="no-regression")
     outcome = regression_rule.evaluate(qemu_measurements(), QEMU_INVENTORY, None)

@@ -165,6 +165,9 @@ class NoRegressionRule:
     max_drop: float = DEFAULT_MAX_DROP
     driver: str | None = None
     name: str | None = None
+    # a driver, or "software": judge throughput as a multiple of it in the same run
+    # (verdict/relative.py), so a board that is slower as a whole is not a regression
+    relative_to: str | None = None
 
     @property
     def label(self) -> str:
@@ -183,15 +186,22 @@ class NoRegressionRule:
             return _no_data(
                 self.label, "no baseline results to compare against (give a baseline JSON)"
             )
-        comparisons = compare_measurements(
-            [m for m in baseline.measurements if self.admits(m)],
-            [m for m in measurements if self.admits(m)],
-            self.max_drop,
-        )
+        # the reference is in scope but need not be `driver`: filter by driver afterwards
+        comparisons = [
+            comparison
+            for comparison in compare_measurements(
+                [m for m in baseline.measurements if self.scope.admits(m)],
+                [m for m in measurements if self.scope.admits(m)],
+                self.max_drop,
+                self.relative_to,
+            )
+            if self.driver in (None, comparison.driver)
+        ]
         if not comparisons:
+            reference = f" with {self.relative_to} measured beside it" if self.relative_to else ""
             return _no_data(
                 self.label,
-                "no measurement matches the baseline" + wording.scope_words(self.scope),
+                f"no measurement matches the baseline{reference}" + wording.scope_words(self.scope),
             )
         failed = [comparison for comparison in comparisons if comparison.failed]
         sensitivity = wording.sensitivity_extra(comparisons, self.max_drop)

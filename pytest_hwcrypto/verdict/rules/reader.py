@@ -8,7 +8,8 @@ Rule types (the `type` key):
 * ``floor``: algorithm, driver *or* class, min_mib_s, block_sizes, source.
 * ``winner-fastest``: algorithm, tolerance (default 0.05), block_sizes, source.
 * ``no-regression``: max_drop (default 10 %; 0.1 or "10%"), optional algorithm, driver,
-  block_sizes, source; checked against a baseline Results.
+  block_sizes, source, relative_to (a driver, or "software": throughput as a multiple of
+  that reference measured in the same run); checked against a baseline Results.
 
 All rules also take optional ``name`` (for the verdict), ``key_bits``, ``op`` and
 ``where`` ("host", the default, or "container": measurements the lxc suite took inside an
@@ -151,6 +152,7 @@ def _no_regression(reader: _RuleReader) -> NoRegressionRule:
         max_drop=reader.fraction("max_drop", DEFAULT_MAX_DROP),
         driver=reader.optional_string("driver"),
         name=reader.optional_string("name"),
+        relative_to=reader.optional_string("relative_to"),
     )
 
 

@@ -20,6 +20,7 @@ from pytest_hwcrypto.verdict.compare_text import (
     format_mib_s,
     format_min_ratio,
     format_ratio,
+    format_regression_values,
 )
 from pytest_hwcrypto.verdict.rules.model import Candidate, GroupKey, PairPoint, Scope, Winner
 from pytest_hwcrypto.verdict.rules.series import series_crossover
@@ -228,8 +229,8 @@ def sensitivity_extra(comparisons: Sequence[Comparison], max_drop: float) -> dic
 
 def regression_words(comparison: Comparison) -> str:
     return (
-        f"{describe_comparison(comparison)} {format_mib_s(comparison.baseline)} -> "
-        f"{format_mib_s(comparison.current)} MiB/s ({comparison.change:+.1%})"
+        f"{describe_comparison(comparison)} {format_regression_values(comparison)} "
+        f"({comparison.change:+.1%})"
     )
 
 
