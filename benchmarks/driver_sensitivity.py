@@ -2,33 +2,47 @@
 
 Run inside the QEMU board with the test-only drivers loaded (tests/kmod):
 
-    flock /work/coord/measure.lock .venv/bin/hwcrypto vm qemu --test-drivers \\
-        --exec '.venv/bin/python benchmarks/driver_sensitivity.py --trials 10 --json F'
+    .venv/bin/hwcrypto vm qemu --test-drivers \\
+        --exec '.venv/bin/python benchmarks/driver_sensitivity.py --trials 20 --seconds 4 --json -'
 
-The measured driver is cbc-aes-hwcrypto-test-a (cbc(aes-generic) behind a thin wrapper).
-Each trial, for each block size on its own, measures with the suite's engine and the
-suite's time per series (run_plan over a plan of the same shape): a baseline, a second
-baseline (the A/A control: flagging it is a false alarm), and then one run per injected
-slowdown s, with the driver's per-byte busy-wait (delay_ns_per_kib) set so each request
-takes t * s / (1 - s) longer, t being the baseline's time per request: the throughput
-drops by s for that driver alone, whatever else the machine does. The delay is spent in
-the kernel in real time, so under TCG it means what it says.
+The slowed driver is cbc-aes-hwcrypto-test-a, cbc(aes-generic) behind a thin wrapper; the
+reference is cbc(aes-generic) itself, so the two cost the same until one is slowed. Every
+run is the throughput suite's engine (run_plan over a plan of the same shape): both
+drivers interleaved in rounds, `--seconds` each (1 s is the suite's default share).
+
+Each trial, for each block size on its own: a baseline run, a second baseline (the A/A
+control: flagging it is a false alarm), then one run per injected slowdown s.
+
+*How a slowdown is injected.* Not with the module's real-time busy-wait: under TCG the
+board's speed moves by up to 2x between runs, so a fixed delay is a larger share of each
+request when the board is fast and a smaller one when it is slow (a "15 %" delay measured
+16-41 % in the first pilot). The driver instead runs `work_per_kib` extra rounds of an
+arithmetic loop, instructions that get faster and slower with the board as the driver's
+own code does, so s stays s. At the start, per block size, the cost of a round is
+calibrated (`calibrate`): relative to the reference in the same rounds, so the board's
+drift cancels, with the work grown until the driver is about a third slower.
 
 A run is *flagged* by the verdict `hwcrypto compare` and --hwcrypto-baseline use
 (verdict.compare.regressed): the median ratio below 1 - max_drop and the intervals apart.
 Each comparison's ratio and interval are kept, so the verdict is worked out for several
 max_drop values from the same runs; the *detectable drop* at a size is the smallest
-injected slowdown flagged in >= 95 % of trials by a max_drop whose A/A false alarms are
-<= 5 %.
+injected slowdown flagged, with every larger one, in >= 95 % of trials, by a max_drop
+whose A/A false alarms are <= 5 %.
+
+Every comparison is judged twice from the same runs: *absolute* (bytes/s, what `hwcrypto
+compare` does by default) and *relative* (the per-round quotient slowed/reference,
+`hwcrypto compare --relative-to`, verdict/relative.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -41,22 +55,79 @@ from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.verdict.compare import compare_measurements
+from pytest_hwcrypto.verdict.relative import relative_measurements, resolve_references
 
-SECONDS_PER_SERIES = 2.0  # per measured run of one driver at one size
-SLOWDOWNS = (0.10, 0.15, 0.30, 0.50)
+DEFAULT_SECONDS_PER_SERIES = 1.0  # the suite's default budget gives each series about 1 s
+SLOWDOWNS = (0.05, 0.10, 0.15, 0.30)
 MAX_DROPS = (0.05, 0.10, 0.25)
+METHODS = ("absolute", "relative")
 HIT_BAR, FALSE_ALARM_BAR = 0.95, 0.05
+# Calibration: grow the work until the slowed driver runs at this share of the reference
+# (far enough from 1 that the noise of the quotient is a small part of 1/r - 1).
+CALIBRATION_RANGE = (0.55, 0.8)
+CALIBRATION_TARGET = 2 / 3
+FIRST_GUESS_ROUNDS_PER_REQUEST = 20_000
+MAX_WORK_PER_KIB = 4_000_000_000  # the module parameter is a u32
 
 
-def measure(targets: Sequence[Target], size: int) -> list[Measurement]:
-    plan = make_plan(targets, [size], SECONDS_PER_SERIES * len(targets))
+def measure(targets: Sequence[Target], size: int, seconds: float) -> list[Measurement]:
+    """One run as the throughput suite makes it: both drivers interleaved in rounds."""
+    plan = make_plan(targets, [size], seconds * len(targets))
     return run_plan(plan, AfAlgEngine()).measurements()
 
 
-def comparison(baseline: list[Measurement], current: list[Measurement]) -> dict[str, float]:
-    """The ratio current/baseline and its interval (one series: one comparison)."""
-    (found,) = compare_measurements(baseline, current, 0.0)
-    return {"ratio": 1.0 + found.change, "high": found.ratio_high}
+def share_of_reference(run: list[Measurement], reference: str) -> float:
+    """The slowed driver's throughput over the reference's, median of the round quotients."""
+    (relative,) = relative_measurements(run, resolve_references(run, reference))
+    return relative.bytes_per_second
+
+
+def calibrate(
+    control: TestDriversControl,
+    targets: Sequence[Target],
+    size: int,
+    seconds: float,
+    reference: str,
+) -> dict[str, float]:
+    """Extra time per request, as a share of the undelayed request, per round of work per KiB.
+
+    Measured as (r0 / r - 1) / rounds, r being the slowed driver's share of the reference
+    with `rounds` rounds per KiB and r0 without: both relative, so a board that is faster
+    or slower during one of the runs does not move it.
+    """
+    rounds = max(1, FIRST_GUESS_ROUNDS_PER_REQUEST * 1024 // size)
+    for attempt in range(8):
+        with control.setting("work_per_kib", CBC_A, rounds):
+            share = share_of_reference(measure(targets, size, 2 * seconds), reference)
+        if CALIBRATION_RANGE[0] <= share <= CALIBRATION_RANGE[1] or attempt == 7:
+            break
+        extra = 1.0 / share - 1.0
+        wanted = 1.0 / CALIBRATION_TARGET - 1.0
+        factor = 20.0 if extra < 0.01 else min(20.0, max(0.05, wanted / extra))
+        rounds = max(1, min(MAX_WORK_PER_KIB, round(rounds * factor)))
+    unslowed = share_of_reference(measure(targets, size, 2 * seconds), reference)
+    per_round = (unslowed / share - 1.0) / rounds
+    return {"rounds": rounds, "share": share, "unslowed_share": unslowed, "per_round": per_round}
+
+
+def work_for(slowdown: float, per_round: float) -> int:
+    """Rounds per KiB that make each request take 1 / (1 - s) as long: throughput drops by s."""
+    return min(MAX_WORK_PER_KIB, round(slowdown / (1.0 - slowdown) / per_round))
+
+
+def comparison(
+    baseline: list[Measurement], current: list[Measurement], reference: str
+) -> dict[str, dict[str, float]]:
+    """The slowed driver's ratio current/baseline and its interval, judged both ways."""
+    judged = {}
+    for method, relative_to in (("absolute", None), ("relative", reference)):
+        (found,) = [
+            c
+            for c in compare_measurements(baseline, current, 0.0, relative_to)
+            if c.driver == CBC_A
+        ]
+        judged[method] = {"ratio": 1.0 + found.change, "high": found.ratio_high}
+    return judged
 
 
 def flagged(row: dict[str, float], max_drop: float) -> bool:
@@ -64,47 +135,74 @@ def flagged(row: dict[str, float], max_drop: float) -> bool:
     return row["ratio"] < 1.0 - max_drop and row["high"] < 1.0
 
 
-def time_per_request_ns(measurements: list[Measurement], size: int) -> float:
-    (measured,) = measurements
-    return size / measured.bytes_per_second * 1e9
-
-
 def loadavg() -> str:
     """The board's own load average (the host's is taken outside, around the run)."""
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def summarise(trials: list[dict[str, object]], sizes: Sequence[int]) -> dict[str, object]:
-    summary: dict[str, object] = {}
-    for size in sizes:
-        rows = [trial[str(size)] for trial in trials]  # type: ignore[index]
-        by_drop: dict[str, object] = {}
-        detectable = None
-        for max_drop in MAX_DROPS:
-            false = sum(flagged(r["control"], max_drop) for r in rows) / len(rows)
-            hits = {
-                f"{s:g}": sum(flagged(r["slowed"][f"{s:g}"], max_drop) for r in rows) / len(rows)
-                for s in SLOWDOWNS
-            }
-            by_drop[f"{max_drop:g}"] = {"false_alarms": false, "flagged": hits}
-            if false <= FALSE_ALARM_BAR:
-                caught = [s for s in SLOWDOWNS if hits[f"{s:g}"] >= HIT_BAR]
-                if caught and (detectable is None or min(caught) < detectable[0]):
-                    detectable = (min(caught), max_drop)
-        summary[str(size)] = {
-            "by_max_drop": by_drop,
-            "detectable_drop": None if detectable is None else detectable[0],
-            "with_max_drop": None if detectable is None else detectable[1],
-            "median_ratio_control": sorted(r["control"]["ratio"] for r in rows)[len(rows) // 2],
+def summarise(trials: list[dict[str, Any]], sizes: Sequence[int]) -> dict[str, Any]:
+    return {
+        method: {
+            str(size): summarise_size([trial[str(size)] for trial in trials], method)
+            for size in sizes
         }
-    return summary
+        for method in METHODS
+    }
+
+
+def summarise_size(rows: list[dict[str, Any]], method: str) -> dict[str, Any]:
+    """False alarms and hit rates per max_drop, and the detectable drop, for one size."""
+    controls = [row["control"][method] for row in rows]
+    slowed = {s: [row["slowed"][f"{s:g}"][method] for row in rows] for s in SLOWDOWNS}
+    by_drop: dict[str, Any] = {}
+    detectable: tuple[float, float] | None = None
+    for max_drop in MAX_DROPS:
+        false = sum(flagged(c, max_drop) for c in controls) / len(rows)
+        hits = {
+            s: sum(flagged(r, max_drop) for r in runs) / len(rows) for s, runs in slowed.items()
+        }
+        by_drop[f"{max_drop:g}"] = {
+            "false_alarms": false,
+            "flagged": {f"{s:g}": rate for s, rate in hits.items()},
+        }
+        # the smallest s from which this and every larger slowdown is caught
+        caught = None
+        for s in sorted(SLOWDOWNS, reverse=True):
+            if hits[s] < HIT_BAR:
+                break
+            caught = s
+        better = caught is not None and (detectable is None or caught < detectable[0])
+        if false <= FALSE_ALARM_BAR and better:
+            assert caught is not None
+            detectable = (caught, max_drop)
+    return {
+        "by_max_drop": by_drop,
+        "detectable_drop": None if detectable is None else detectable[0],
+        "with_max_drop": None if detectable is None else detectable[1],
+        "control_ratio_range": [
+            min(c["ratio"] for c in controls),
+            max(c["ratio"] for c in controls),
+        ],
+        "median_ratio": {
+            f"{s:g}": statistics.median(r["ratio"] for r in runs) for s, runs in slowed.items()
+        },
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--sizes", default="16,4096,65536")
-    parser.add_argument("--json", help="write every trial and the summary here")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=DEFAULT_SECONDS_PER_SERIES,
+        help="seconds per driver and size in each run (1: the suite's default share)",
+    )
+    parser.add_argument(
+        "--json", help="write every trial and the summary here ('-': one line on stdout)"
+    )
+    parser.add_argument("--reference", default="cbc(aes-generic)", help="the unslowed driver")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     control = TestDriversControl(None)
@@ -112,44 +210,63 @@ def main() -> int:
         print("hwcrypto_test is not loaded: hwcrypto vm qemu --test-drivers", file=sys.stderr)
         return 2
     inventory = build_inventory(read_proc_crypto())
-    targets = [t for t in discover_targets(inventory) if t.driver == CBC_A]
-    trials: list[dict[str, object]] = []
+    targets = [t for t in discover_targets(inventory) if t.driver in (CBC_A, args.reference)]
+    if len(targets) != 2:
+        print(f"need {CBC_A} and {args.reference}, found {targets}", file=sys.stderr)
+        return 2
+    calibration = {
+        size: calibrate(control, targets, size, args.seconds, args.reference) for size in sizes
+    }
+    for size, found in calibration.items():
+        print(
+            f"calibration {size} B: {found['rounds']} rounds/KiB -> share {found['share']:.3f} "
+            f"(unslowed {found['unslowed_share']:.3f}); 15 % = "
+            f"{work_for(0.15, found['per_round'])} rounds/KiB; board load {loadavg()}",
+            flush=True,
+        )
+    trials: list[dict[str, Any]] = []
     for trial in range(args.trials):
-        record: dict[str, object] = {"loadavg_before": loadavg()}
+        record: dict[str, Any] = {"loadavg_before": loadavg()}
         for size in sizes:
-            baseline = measure(targets, size)
-            per_request = time_per_request_ns(baseline, size)
-            row: dict[str, object] = {
-                "baseline_ns_per_request": per_request,
-                "control": comparison(baseline, measure(targets, size)),
+            baseline = measure(targets, size, args.seconds)
+            second_baseline = measure(targets, size, args.seconds)
+            row: dict[str, Any] = {
+                "control": comparison(baseline, second_baseline, args.reference),
                 "slowed": {},
             }
             for slowdown in SLOWDOWNS:
-                extra_ns = per_request * slowdown / (1.0 - slowdown)
-                per_kib = round(extra_ns * 1024 / size)
-                with control.setting("delay_ns_per_kib", CBC_A, per_kib):
-                    slowed = comparison(baseline, measure(targets, size))
-                row["slowed"][f"{slowdown:g}"] = slowed  # type: ignore[index]
+                rounds = work_for(slowdown, calibration[size]["per_round"])
+                with control.setting("work_per_kib", CBC_A, rounds):
+                    current = measure(targets, size, args.seconds)
+                row["slowed"][f"{slowdown:g}"] = comparison(baseline, current, args.reference)
             record[str(size)] = row
         record["loadavg_after"] = loadavg()
         trials.append(record)
-        print(
-            f"trial {trial + 1}: "
-            + "; ".join(
-                f"{size} B A/A {record[str(size)]['control']['ratio']:.3f} "  # type: ignore[index]
+        for method in METHODS:
+            shown = "; ".join(
+                f"{size} B A/A {record[str(size)]['control'][method]['ratio']:.3f} "
                 + " ".join(
-                    f"-{float(s):.1%}:{v['ratio']:.3f}"
-                    for s, v in record[str(size)]["slowed"].items()  # type: ignore[index]
+                    f"-{float(s):.0%}:{judged[method]['ratio']:.3f}"
+                    for s, judged in record[str(size)]["slowed"].items()
                 )
                 for size in sizes
             )
-            + f"; load {record['loadavg_before']}",
-            flush=True,
-        )
+            print(
+                f"trial {trial + 1} {method}: {shown}; board load {record['loadavg_before']}",
+                flush=True,
+            )
     summary = summarise(trials, sizes)
     print(json.dumps(summary, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"trials": trials, "summary": summary}, indent=2))
+    everything = {
+        "seconds_per_series": args.seconds,
+        "calibration": {str(size): found for size, found in calibration.items()},
+        "trials": trials,
+        "summary": summary,
+    }
+    if args.json == "-":  # a board's file system is read-only outside its run directory
+        print("RESULTS-JSON " + json.dumps(everything), flush=True)
+    elif args.json:
+        Path(args.json).write_text(json.dumps(everything, indent=2))
     return 0
 
 

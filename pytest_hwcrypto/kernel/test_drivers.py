@@ -37,6 +37,7 @@ RUNTIME_DEFAULTS: Mapping[str, str] = {
     "stale_iv": "N",
     "delay_us": "0",
     "delay_ns_per_kib": "0",
+    "work_per_kib": "0",
 }
 LOAD_TIME = ("priority",)
 PARAMETERS = (*RUNTIME_DEFAULTS, *LOAD_TIME)

@@ -23,6 +23,11 @@
  *                     starts from the old IV
  *   delay_us          busy-wait this long per request (real time, also under emulation)
  *   delay_ns_per_kib  and this long per KiB of the request
+ *   work_per_kib      run this many rounds of a dependent arithmetic loop per KiB: extra
+ *                     instructions, which get slower and faster with the CPU as the
+ *                     driver's own code does (under emulation the board's speed moves by
+ *                     up to 2x between runs, and a real-time delay is then a different
+ *                     share of each request; a slowdown by work stays the same share)
  *   priority          (load time) the drivers' cra_priority
  *
  * The kernel self-tests each driver when it is registered: a fault switched on at load
@@ -54,6 +59,7 @@ static unsigned int wrong_key_bytes[DRV_COUNT];
 static bool stale_iv[DRV_COUNT];
 static unsigned int delay_us[DRV_COUNT];
 static unsigned int delay_ns_per_kib[DRV_COUNT];
+static unsigned int work_per_kib[DRV_COUNT];
 
 module_param_array(priority, int, NULL, 0444);
 MODULE_PARM_DESC(priority, "cra_priority of each driver (load time)");
@@ -71,9 +77,27 @@ module_param_array(delay_us, uint, NULL, 0644);
 MODULE_PARM_DESC(delay_us, "busy-wait per request, microseconds");
 module_param_array(delay_ns_per_kib, uint, NULL, 0644);
 MODULE_PARM_DESC(delay_ns_per_kib, "busy-wait per KiB of request, nanoseconds");
+module_param_array(work_per_kib, uint, NULL, 0644);
+MODULE_PARM_DESC(work_per_kib, "extra arithmetic rounds per KiB of request");
 
 /* Read once per request: a value written meanwhile applies from the next request. */
 #define PARAM(name, drv) READ_ONCE(name[drv])
+
+/* Where extra_work() leaves its result, so the compiler cannot drop the loop. */
+static u32 work_sink;
+
+static void extra_work(int drv, unsigned int nbytes)
+{
+	u64 rounds = div_u64((u64)nbytes * PARAM(work_per_kib, drv), 1024);
+	u32 x = nbytes;
+
+	/* Each round depends on the last, and the compiler may not see through x. */
+	while (rounds--) {
+		x = x * 1664525u + 1013904223u;
+		OPTIMIZER_HIDE_VAR(x);
+	}
+	WRITE_ONCE(work_sink, x);
+}
 
 static void slow_down(int drv, unsigned int nbytes)
 {
@@ -89,6 +113,7 @@ static void slow_down(int drv, unsigned int nbytes)
 	}
 	if (ns)
 		ndelay(ns);
+	extra_work(drv, nbytes);
 }
 
 static bool odd_split(struct scatterlist *sg, unsigned int skip, unsigned int nbytes)
