@@ -126,7 +126,12 @@ def comparison(
             for c in compare_measurements(baseline, current, 0.0, relative_to)
             if c.driver == CBC_A
         ]
-        judged[method] = {"ratio": 1.0 + found.change, "high": found.ratio_high}
+        judged[method] = {
+            "ratio": 1.0 + found.change,
+            "high": found.ratio_high,
+            # what the verdict claims it could have seen (model/sensitivity.py, at max_drop 0)
+            "claimed_detectable": found.detectable_drop,
+        }
     return judged
 
 

@@ -99,3 +99,17 @@ def test_toml_syntax_error_names_the_line() -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match=r"board profile .*nope\.toml not found"):
         load_profile(tmp_path / "nope.toml")
+
+
+def test_the_readmes_example_profile_loads_and_every_rule_reads() -> None:
+    """The README's board profile is what a newcomer copies: it must stay valid."""
+    from pytest_hwcrypto.verdict.rules.reader import rules_from_profile
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Board profile", 1)[1]
+    text = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    profile = parse_profile(text, Path("README.md"))
+    rules = rules_from_profile(profile)
+    assert rules and all(rule.error is None for rule in rules), rules
+    relative = [r.rule for r in rules if getattr(r.rule, "relative_to", None)]
+    assert [getattr(rule, "relative_to", None) for rule in relative] == ["software"]
