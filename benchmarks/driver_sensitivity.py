@@ -148,7 +148,7 @@ def comparison(
 
 def flagged(row: dict[str, Any], max_drop: float) -> bool:
     """verdict.compare.regressed on a kept comparison."""
-    return row["ratio"] < 1.0 - max_drop and row["high"] < 1.0
+    return bool(row["ratio"] < 1.0 - max_drop and row["high"] < 1.0)
 
 
 def loadavg() -> str:
