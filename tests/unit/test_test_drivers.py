@@ -94,3 +94,19 @@ def test_a_module_the_board_did_not_load_cannot_be_reloaded(sysfs: Path) -> None
     reload = control.loaded_with({"priority": {CBC_A: 1000}})
     with pytest.raises(TestDriversError, match="not loaded by this board"), reload:
         pass
+
+
+def test_the_parameters_named_here_are_the_modules_own() -> None:
+    """Python's list of parameters, their run-time writability and the README's table say
+    what tests/kmod/hwcrypto_test.c declares (a parameter added there must be added here)."""
+    import re
+
+    kmod = Path(__file__).resolve().parents[1] / "kmod"
+    source = (kmod / "hwcrypto_test.c").read_text()
+    declared = dict(re.findall(r"module_param_array\((\w+), \w+, NULL, (0\d+)\);", source))
+    assert declared == {
+        **{name: "0644" for name in test_drivers.RUNTIME_DEFAULTS},
+        **{name: "0444" for name in test_drivers.LOAD_TIME},
+    }
+    readme = (kmod / "README.md").read_text()
+    assert set(re.findall(r"^\| `(\w+)` \|", readme, re.MULTILINE)) >= set(declared)
