@@ -272,6 +272,13 @@ class Options:
         "FRACTION",
         DEFAULT_MAX_DROP,
     )
+    relative_to: str | None = _setting(
+        "judge --hwcrypto-baseline as a multiple of this driver measured in the same rounds "
+        "('software': the fastest generic driver), so a board slower as a whole is not a "
+        "regression",
+        parse_text,
+        "DRIVER",
+    )
     # Passed on into a board: the outer session builds and loads the module, the inner one
     # then requires /dev/crypto (its fixture fails instead of skipping when it is missing),
     # as on a lab board that must have it.

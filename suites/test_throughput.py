@@ -318,6 +318,7 @@ def test_no_regression_against_baseline(
         Scope(algorithm, source=Source.AFALG),
         max_drop=hwcrypto_run.options.max_drop,
         name=f"no-regression {algorithm} vs baseline ({baseline_kernel(baseline)})",
+        relative_to=hwcrypto_run.options.relative_to,
     )
     outcome = rule.evaluate(now, inventory_items(throughput.inventory), baseline)
     verdict = outcome.verdict

@@ -28,8 +28,11 @@ SUITE_ARGS = (
 )
 
 
-def scaled_baseline(pytester: pytest.Pytester, factor: float) -> Path:
-    """A run of this board now, with every throughput and sample multiplied by ``factor``."""
+def scaled_baseline(
+    pytester: pytest.Pytester, factor: float, only_driver: str | None = None
+) -> Path:
+    """A run of this board now, with every throughput and sample (of ``only_driver``, if
+    given) multiplied by ``factor``."""
     measured = pytester.path / "measured-now.json"
     done = pytester.runpytest_subprocess(
         *SUITE_ARGS, f"--hwcrypto-json={measured}", "-k", "measured_on_every_driver and cbc"
@@ -38,6 +41,8 @@ def scaled_baseline(pytester: pytest.Pytester, factor: float) -> Path:
     data = json.loads(measured.read_text())
     assert data["measurements"], "the baseline run measured nothing"
     for measurement in data["measurements"]:
+        if only_driver is not None and measurement["driver"] != only_driver:
+            continue
         for key in ("bytes_per_second", "ci_low", "ci_high"):
             if isinstance(measurement.get(key), (int, float)):
                 measurement[key] *= factor
@@ -56,9 +61,10 @@ def on_uml(board_kind: str) -> None:
         pytest.skip(why)
 
 
-def run_suite(pytester: pytest.Pytester, baseline: Path) -> pytest.RunResult:
+def run_suite(pytester: pytest.Pytester, baseline: Path, *more: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
         *SUITE_ARGS,
+        *more,
         f"--hwcrypto-baseline={baseline}",
         "--hwcrypto-json=results.json",
         "-k",
@@ -87,3 +93,29 @@ def test_a_run_half_as_fast_as_the_baseline_fails_naming_the_drivers(
 def test_a_run_twice_as_fast_as_the_baseline_passes(pytester: pytest.Pytester) -> None:
     result = run_suite(pytester, scaled_baseline(pytester, 0.5))
     result.assert_outcomes(passed=1)
+
+
+GENERIC = "cbc(aes-generic)"
+
+
+@pytest.mark.usefixtures("on_uml")
+def test_relative_to_generic_a_board_slower_as_a_whole_passes(pytester: pytest.Pytester) -> None:
+    """Every driver half as fast as in the baseline, the reference too: in bytes/s that is
+    the failure above, relative to cbc(aes-generic) of the same rounds it is no change."""
+    baseline = scaled_baseline(pytester, 2.0)
+    result = run_suite(pytester, baseline, f"--hwcrypto-relative-to={GENERIC}")
+    result.assert_outcomes(passed=1)
+    (verdict,) = json.loads((pytester.path / "results.json").read_text())["verdicts"]
+    assert verdict["passed"] and "no regression" in verdict["message"], verdict
+
+
+@pytest.mark.usefixtures("on_uml")
+def test_relative_to_generic_one_driver_slower_fails_naming_it(pytester: pytest.Pytester) -> None:
+    """Only cbc(aes-fixed-time) was twice as fast in the baseline: relative to generic it
+    alone regressed, and the verdict gives its shares of the reference."""
+    baseline = scaled_baseline(pytester, 2.0, only_driver="cbc(aes-fixed-time)")
+    result = run_suite(pytester, baseline, f"--hwcrypto-relative-to={GENERIC}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [f"*measurements regress more than 10%*cbc(aes-fixed-time) (afalg) *x -> *x {GENERIC}*"]
+    )
