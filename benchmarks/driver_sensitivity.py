@@ -205,8 +205,65 @@ def summarise_size(rows: list[dict[str, Any]], method: str) -> dict[str, Any]:
     }
 
 
+def claims(rows: list[dict[str, Any]], method: str, max_drop: float) -> tuple[float, int, int]:
+    """What the verdict said it could see, against what it then saw: the median claimed
+    detectable drop of the slowed runs, and of the runs whose claim was at most the
+    injected slowdown, how many were flagged (model/sensitivity.py promises nine in ten)."""
+    claimed, promised, kept = [], 0, 0
+    for row in rows:
+        for s, judged in row["slowed"].items():
+            claim = max(max_drop, judged[method]["claimed_detectable"])
+            claimed.append(claim)
+            if claim <= float(s):
+                promised += 1
+                kept += flagged(judged[method], max_drop)
+    return statistics.median(claimed), promised, kept
+
+
+def table(saved: dict[str, Any]) -> str:
+    """The markdown table of benchmarks/README.md from a saved run (--json)."""
+    trials = saved["trials"]
+    sizes = [key for key in saved["summary"]["relative"]]
+    lines = [
+        "| method | size | A/A ratio range | max_drop | A/A false alarms | flagged at s = "
+        + " / ".join(f"{s:.0%}" for s in SLOWDOWNS)
+        + " | median ratio at each s | detectable drop | median claim | claim <= s: flagged |",
+        "|---" * 10 + "|",
+    ]
+    for method in METHODS:
+        for size in sizes:
+            summary = saved["summary"][method][size]
+            rows = [trial[size] for trial in trials]
+            low, high = summary["control_ratio_range"]
+            medians = " / ".join(f"{summary['median_ratio'][f'{s:g}']:.2f}" for s in SLOWDOWNS)
+            detectable = summary["detectable_drop"]
+            for max_drop in MAX_DROPS:
+                found = summary["by_max_drop"][f"{max_drop:g}"]
+                hits = " / ".join(
+                    f"{round(found['flagged'][f'{s:g}'] * len(rows))}" for s in SLOWDOWNS
+                )
+                median_claim, promised, kept = claims(rows, method, max_drop)
+                lines.append(
+                    f"| {method} | {size} B | {low:.3f}-{high:.3f} | {max_drop:.0%} | "
+                    f"{round(found['false_alarms'] * len(rows))} of {len(rows)} | {hits} | "
+                    f"{medians} | "
+                    + (
+                        f"{detectable:.0%} (max_drop {summary['with_max_drop']:.0%})"
+                        if detectable is not None and max_drop == MAX_DROPS[0]
+                        else (
+                            "above 30 %" if detectable is None and max_drop == MAX_DROPS[0] else ""
+                        )
+                    )
+                    + f" | {median_claim:.0%} | {kept} of {promised} |"
+                )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--table", metavar="RESULTS.json", help="print the README table of a saved run and stop"
+    )
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--sizes", default="16,4096,65536")
     parser.add_argument(
@@ -220,6 +277,9 @@ def main() -> int:
     )
     parser.add_argument("--reference", default="cbc(aes-generic)", help="the unslowed driver")
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(Path(args.table).read_text())))
+        return 0
     sizes = [int(size) for size in args.sizes.split(",")]
     control = TestDriversControl(None)
     if not control.loaded():
