@@ -258,7 +258,9 @@ def test_afalg_inside_gets_the_hosts_winner(
     if seen.get("driver") != host["driver"]:
         failures.append(f"inside got {seen.get('driver')!r} ({seen}), host {host['driver']!r}")
     if seen.get("out") != expected:
-        failures.append("the ciphertext inside differs from pyca cryptography's")
+        failures.append(
+            f"the ciphertext of {seen.get('driver')} inside differs from pyca cryptography's"
+        )
     judge(
         hwcrypto_results,
         f"lxc-afalg {cipher}",
@@ -314,8 +316,15 @@ def test_cryptodev_inside_reports_the_hosts_driver_and_follows_reranking(
             )
         if preferred is not None and seen["driver"] != preferred:
             failures.append(f"{label}: the container got {seen['driver']}, not {preferred}")
-        if seen["out"] != expected or host["out"] != expected:
-            failures.append(f"{label}: ciphertext differs from pyca cryptography's")
+        wrong = [
+            f"{side} ({answer['driver']})"
+            for side, answer in (("inside", seen), ("host", host))
+            if answer["out"] != expected
+        ]
+        if wrong:
+            failures.append(
+                f"{label}: the ciphertext {' and '.join(wrong)} differs from pyca cryptography's"
+            )
         return str(seen["driver"])
 
     winner = compare("as registered", None)
