@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.verdict.pooling import PathKey, group_by, path_key
+from pytest_hwcrypto.verdict.pooling import PathKey, fastest_driver, group_by, path_key
 from pytest_hwcrypto.vocabulary import DriverClass
 
 # `relative_to = "software"`: the fastest generic-class driver of the same path stands for
@@ -46,10 +46,9 @@ def resolve_references(baseline: Sequence[Measurement], reference: str) -> dict[
             if any(m.driver == reference for m in members):
                 chosen[key] = reference
             continue
-        software = [m for m in members if m.driver_class == DriverClass.GENERIC and m.driver]
-        if software:
-            fastest = max(software, key=lambda m: m.bytes_per_second).driver
-            chosen[key] = str(fastest)
+        fastest = fastest_driver(m for m in members if m.driver_class == DriverClass.GENERIC)
+        if fastest is not None and fastest.driver is not None:
+            chosen[key] = fastest.driver
     return chosen
 
 
@@ -64,35 +63,31 @@ def relative_measurements(
     relative: list[Measurement] = []
     for key, members in group_by(measurements, path_key).items():
         driver = references.get(key)
-        partners = [m for m in members if driver is not None and m.driver == driver]
-        if not partners:
+        partners = [(i, m) for i, m in enumerate(members) if m.driver == driver]
+        if driver is None or not partners:
             continue
-        for measurement in members:
-            if measurement.driver == driver:
-                continue
-            partner = _same_run_partner(measurement, partners, members)
-            relative.append(_quotient(measurement, partner))
+        for position, measurement in enumerate(members):
+            if measurement.driver != driver:
+                partner = _same_run_partner(position, measurement, partners)
+                relative.append(_quotient(measurement, partner))
     return relative
 
 
 def _same_run_partner(
-    measurement: Measurement, references: Sequence[Measurement], members: Sequence[Measurement]
+    position: int, measurement: Measurement, partners: Sequence[tuple[int, Measurement]]
 ) -> Measurement:
     """The reference measured in the same rounds: the same sample count, nearest in the file.
 
     A results file lists the cells of one plan together, so the nearest reference with as
     many samples is the one interleaved with this measurement; a file that repeats a run
-    (pooled later) holds one such pair per run.
+    (pooled later) holds one such pair per run. Positions are indexes on the path.
     """
-    position = members.index(measurement)
 
-    def distance(candidate: Measurement) -> tuple[bool, int]:
-        return (
-            len(candidate.samples) != len(measurement.samples),
-            abs(members.index(candidate) - position),
-        )
+    def distance(partner: tuple[int, Measurement]) -> tuple[bool, int]:
+        where, candidate = partner
+        return (len(candidate.samples) != len(measurement.samples), abs(where - position))
 
-    return min(references, key=distance)
+    return min(partners, key=distance)[1]
 
 
 def _quotient(measurement: Measurement, reference: Measurement) -> Measurement:

@@ -173,9 +173,6 @@ class NoRegressionRule:
     def label(self) -> str:
         return self.name or f"{self.TYPE} {self.scope.algorithm or 'all'}"
 
-    def admits(self, measurement: Measurement) -> bool:
-        return self.scope.admits(measurement) and self.driver in (None, measurement.driver)
-
     def evaluate(
         self,
         measurements: Sequence[Measurement],
