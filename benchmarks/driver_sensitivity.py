@@ -50,7 +50,7 @@ from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.test_drivers import CBC_A, TestDriversControl
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
-from pytest_hwcrypto.measure.plan import make_plan
+from pytest_hwcrypto.measure.plan import MAX_SAMPLES, make_plan
 from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.model.results import Measurement
@@ -72,9 +72,11 @@ FIRST_GUESS_ROUNDS_PER_REQUEST = 20_000
 MAX_WORK_PER_KIB = 4_000_000_000  # the module parameter is a u32
 
 
-def measure(targets: Sequence[Target], size: int, seconds: float) -> list[Measurement]:
+def measure(
+    targets: Sequence[Target], size: int, seconds: float, max_samples: int = MAX_SAMPLES
+) -> list[Measurement]:
     """One run as the throughput suite makes it: both drivers interleaved in rounds."""
-    plan = make_plan(targets, [size], seconds * len(targets))
+    plan = make_plan(targets, [size], seconds * len(targets), max_samples=max_samples)
     return run_plan(plan, AfAlgEngine()).measurements()
 
 
@@ -90,6 +92,7 @@ def calibrate(
     size: int,
     seconds: float,
     reference: str,
+    max_samples: int = MAX_SAMPLES,
 ) -> dict[str, float]:
     """Extra time per request, as a share of the undelayed request, per round of work per KiB.
 
@@ -101,7 +104,7 @@ def calibrate(
     def shares(rounds: int, repeats: int) -> float:
         with control.setting("work_per_kib", CBC_A, rounds):
             found = [
-                share_of_reference(measure(targets, size, seconds), reference)
+                share_of_reference(measure(targets, size, seconds, max_samples), reference)
                 for _ in range(repeats)
             ]
         return statistics.median(found)
@@ -156,20 +159,24 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def summarise(trials: list[dict[str, Any]], sizes: Sequence[int]) -> dict[str, Any]:
+def summarise(
+    trials: list[dict[str, Any]], sizes: Sequence[int], slowdowns: Sequence[float] = SLOWDOWNS
+) -> dict[str, Any]:
     return {
         method: {
-            str(size): summarise_size([trial[str(size)] for trial in trials], method)
+            str(size): summarise_size([trial[str(size)] for trial in trials], method, slowdowns)
             for size in sizes
         }
         for method in METHODS
     }
 
 
-def summarise_size(rows: list[dict[str, Any]], method: str) -> dict[str, Any]:
+def summarise_size(
+    rows: list[dict[str, Any]], method: str, slowdowns: Sequence[float] = SLOWDOWNS
+) -> dict[str, Any]:
     """False alarms and hit rates per max_drop, and the detectable drop, for one size."""
     controls = [row["control"][method] for row in rows]
-    slowed = {s: [row["slowed"][f"{s:g}"][method] for row in rows] for s in SLOWDOWNS}
+    slowed = {s: [row["slowed"][f"{s:g}"][method] for row in rows] for s in slowdowns}
     by_drop: dict[str, Any] = {}
     detectable: tuple[float, float] | None = None
     for max_drop in MAX_DROPS:
@@ -183,7 +190,7 @@ def summarise_size(rows: list[dict[str, Any]], method: str) -> dict[str, Any]:
         }
         # the smallest s from which this and every larger slowdown is caught
         caught = None
-        for s in sorted(SLOWDOWNS, reverse=True):
+        for s in sorted(slowdowns, reverse=True):
             if hits[s] < HIT_BAR:
                 break
             caught = s
@@ -223,10 +230,11 @@ def claims(rows: list[dict[str, Any]], method: str, max_drop: float) -> tuple[fl
 def table(saved: dict[str, Any]) -> str:
     """The markdown table of benchmarks/README.md from a saved run (--json)."""
     trials = saved["trials"]
+    slowdowns = saved.get("slowdowns", SLOWDOWNS)
     sizes = [key for key in saved["summary"]["relative"]]
     lines = [
         "| method | size | A/A ratio range | max_drop | A/A false alarms | flagged at s = "
-        + " / ".join(f"{s:.0%}" for s in SLOWDOWNS)
+        + " / ".join(f"{s:.0%}" for s in slowdowns)
         + " | median ratio at each s | detectable drop | median claim | claim <= s: flagged |",
         "|---" * 10 + "|",
     ]
@@ -235,12 +243,12 @@ def table(saved: dict[str, Any]) -> str:
             summary = saved["summary"][method][size]
             rows = [trial[size] for trial in trials]
             low, high = summary["control_ratio_range"]
-            medians = " / ".join(f"{summary['median_ratio'][f'{s:g}']:.2f}" for s in SLOWDOWNS)
+            medians = " / ".join(f"{summary['median_ratio'][f'{s:g}']:.2f}" for s in slowdowns)
             detectable = summary["detectable_drop"]
             for max_drop in MAX_DROPS:
                 found = summary["by_max_drop"][f"{max_drop:g}"]
                 hits = " / ".join(
-                    f"{round(found['flagged'][f'{s:g}'] * len(rows))}" for s in SLOWDOWNS
+                    f"{round(found['flagged'][f'{s:g}'] * len(rows))}" for s in slowdowns
                 )
                 median_claim, promised, kept = claims(rows, method, max_drop)
                 lines.append(
@@ -275,12 +283,24 @@ def main() -> int:
     parser.add_argument(
         "--json", help="write every trial and the summary here ('-': one line on stdout)"
     )
+    parser.add_argument(
+        "--max-samples",
+        type=int,
+        default=MAX_SAMPLES,
+        help=f"samples per series (the plan's cap, {MAX_SAMPLES}: longer series, longer samples)",
+    )
+    parser.add_argument(
+        "--slowdowns",
+        default=",".join(f"{s:g}" for s in SLOWDOWNS),
+        help="the injected slowdowns, as fractions",
+    )
     parser.add_argument("--reference", default="cbc(aes-generic)", help="the unslowed driver")
     args = parser.parse_args()
     if args.table:
         print(table(json.loads(Path(args.table).read_text())))
         return 0
     sizes = [int(size) for size in args.sizes.split(",")]
+    slowdowns = [float(s) for s in args.slowdowns.split(",")]
     control = TestDriversControl(None)
     if not control.loaded():
         print("hwcrypto_test is not loaded: hwcrypto vm qemu --test-drivers", file=sys.stderr)
@@ -291,7 +311,8 @@ def main() -> int:
         print(f"need {CBC_A} and {args.reference}, found {targets}", file=sys.stderr)
         return 2
     calibration = {
-        size: calibrate(control, targets, size, args.seconds, args.reference) for size in sizes
+        size: calibrate(control, targets, size, args.seconds, args.reference, args.max_samples)
+        for size in sizes
     }
     for size, found in calibration.items():
         print(
@@ -304,16 +325,16 @@ def main() -> int:
     for trial in range(args.trials):
         record: dict[str, Any] = {"loadavg_before": loadavg()}
         for size in sizes:
-            baseline = measure(targets, size, args.seconds)
-            second_baseline = measure(targets, size, args.seconds)
+            baseline = measure(targets, size, args.seconds, args.max_samples)
+            second_baseline = measure(targets, size, args.seconds, args.max_samples)
             row: dict[str, Any] = {
                 "control": comparison(baseline, second_baseline, args.reference),
                 "slowed": {},
             }
-            for slowdown in SLOWDOWNS:
+            for slowdown in slowdowns:
                 rounds = work_for(slowdown, calibration[size]["per_round"])
                 with control.setting("work_per_kib", CBC_A, rounds):
-                    current = measure(targets, size, args.seconds)
+                    current = measure(targets, size, args.seconds, args.max_samples)
                 row["slowed"][f"{slowdown:g}"] = comparison(baseline, current, args.reference)
             record[str(size)] = row
         record["loadavg_after"] = loadavg()
@@ -331,10 +352,12 @@ def main() -> int:
                 f"trial {trial + 1} {method}: {shown}; board load {record['loadavg_before']}",
                 flush=True,
             )
-    summary = summarise(trials, sizes)
+    summary = summarise(trials, sizes, slowdowns)
     print(json.dumps(summary, indent=2))
     everything = {
         "seconds_per_series": args.seconds,
+        "max_samples": args.max_samples,
+        "slowdowns": slowdowns,
         "calibration": {str(size): found for size, found in calibration.items()},
         "trials": trials,
         "summary": summary,

@@ -9,6 +9,7 @@ import pytest
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import parse_proc_crypto, read_proc_crypto
 from pytest_hwcrypto.measure.plan import (
+    MAX_SAMPLES,
     MIN_SAMPLE_SECONDS,
     SAFETY_SHARE,
     Cell,
@@ -283,7 +284,8 @@ def test_no_targets_gives_an_empty_plan() -> None:
 def test_split_samples_prefers_short_samples_within_bounds() -> None:
     samples, each = split_samples(1.0)
     assert samples == 10 and each == pytest.approx(0.1)
-    assert split_samples(10.0)[0] == 11
+    assert split_samples(3.0) == (30, pytest.approx(0.1))
+    assert split_samples(10.0)[0] == MAX_SAMPLES
     samples, each = split_samples(0.05)
     assert samples == 5 and each == pytest.approx(0.01)
 
