@@ -15,11 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from pytest_hwcrypto.measure.plan import MIN_SAMPLES
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list, parse_size
 from pytest_hwcrypto.vocabulary import (
     DEFAULT_BLOCK_SIZES,
     DEFAULT_DMCRYPT_BYTES,
     DEFAULT_MAX_DROP,
+    DEFAULT_MAX_SAMPLES,
     DEFAULT_TIMEOUT_SECONDS,
     BoardKind,
     Suite,
@@ -66,6 +68,13 @@ def parse_non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
         raise ValueError("must be 0 or more")
+    return value
+
+
+def parse_sample_count(text: str) -> int:
+    value = int(text)
+    if value < MIN_SAMPLES:
+        raise ValueError(f"must be {MIN_SAMPLES} or more (no median interval below that)")
     return value
 
 
@@ -246,6 +255,14 @@ class Options:
     )
     budget: float = _setting(
         "seconds the throughput suite may spend measuring", parse_positive_float, "SECONDS", 60.0
+    )
+    max_samples: int = _setting(
+        "most samples per throughput series: past it a larger budget makes samples longer, "
+        "not more; more narrow the verdicts' intervals, but not a board's drift between "
+        "runs, so raise it for baselines judged with --hwcrypto-relative-to",
+        parse_sample_count,
+        "N",
+        DEFAULT_MAX_SAMPLES,
     )
     block_sizes: tuple[int, ...] = _setting(
         "block sizes the throughput suite measures (bytes; 4K, 64K allowed)",

@@ -162,6 +162,8 @@ DEFAULT_TIMEOUT_SECONDS = 10.0
 DEFAULT_BLOCK_SIZES: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384, 65536)
 DEFAULT_MAX_DROP = 0.10
 DEFAULT_MIN_RATIO = 1.0
+# Most samples per throughput series (--hwcrypto-max-samples; measure/plan.py says why 11).
+DEFAULT_MAX_SAMPLES = 11
 MIB = 1024 * 1024
 # The most a driver may lose inside a container against the host before the lxc suite
 # reports `container-overhead`.

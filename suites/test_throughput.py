@@ -135,7 +135,13 @@ def throughput(
     if tcrypt_runner.unavailable_reason() is None:
         budget *= 1.0 - TCRYPT_BUDGET_SHARE
     ruled = {r.rule.scope.algorithm for r in collect_rules(hwcrypto_run.profile) if r.rule}
-    plan = make_plan(targets, block_sizes, budget, prefer={a for a in ruled if a})
+    plan = make_plan(
+        targets,
+        block_sizes,
+        budget,
+        prefer={a for a in ruled if a},
+        max_samples=hwcrypto_run.options.max_samples,
+    )
     with BackgroundLoad(load_spec) as load:
         run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)
     inventory = [entry.to_json() for entry in _read_inventory()]

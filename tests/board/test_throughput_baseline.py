@@ -119,3 +119,29 @@ def test_relative_to_generic_one_driver_slower_fails_naming_it(pytester: pytest.
     result.stdout.fnmatch_lines(
         [f"*measurements regress more than 10%*cbc(aes-fixed-time) (afalg) *x -> *x {GENERIC}*"]
     )
+
+
+@pytest.mark.usefixtures("on_uml")
+def test_max_samples_turns_a_larger_budget_into_more_samples(pytester: pytest.Pytester) -> None:
+    """--hwcrypto-max-samples: with time for ~20 samples of 0.1 s per series, the default
+    cap (11) would make each sample longer; a cap of 30 keeps them short and many."""
+    measured = pytester.path / "many.json"
+    pytester.runpytest_subprocess(
+        "--hwcrypto",
+        "--hwcrypto-suite=throughput",
+        "--hwcrypto-budget=40",
+        "--hwcrypto-block-sizes=4096",
+        "--hwcrypto-max-samples=30",
+        f"--hwcrypto-json={measured}",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "measured_on_every_driver and cbc",
+    )
+    counts = [
+        len(m["samples"])
+        for m in json.loads(measured.read_text())["measurements"]
+        if m["source"] == "afalg"
+    ]
+    assert counts and max(counts) <= 30, counts
+    assert min(counts) > 11, counts

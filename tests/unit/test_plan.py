@@ -284,8 +284,9 @@ def test_no_targets_gives_an_empty_plan() -> None:
 def test_split_samples_prefers_short_samples_within_bounds() -> None:
     samples, each = split_samples(1.0)
     assert samples == 10 and each == pytest.approx(0.1)
-    assert split_samples(3.0) == (30, pytest.approx(0.1))
-    assert split_samples(10.0)[0] == MAX_SAMPLES
+    assert split_samples(10.0) == (MAX_SAMPLES, pytest.approx(10.0 / MAX_SAMPLES))
+    # a higher cap (--hwcrypto-max-samples) turns the same time into more 0.1 s samples
+    assert split_samples(3.0, max_samples=50) == (30, pytest.approx(0.1))
     samples, each = split_samples(0.05)
     assert samples == 5 and each == pytest.approx(0.01)
 

@@ -98,3 +98,25 @@ def test_board_roles_say_what_a_board_run_does_with_each_option() -> None:
     ]
     assert [n for n, r in roles.items() if r is BoardRole.INPUT_FILE] == ["board", "baseline"]
     assert [n for n, r in roles.items() if r is BoardRole.RESULT_FILE] == ["json", "html"]
+
+
+def test_max_samples_reaches_the_plan_and_refuses_too_few() -> None:
+    from pytest_hwcrypto.measure.plan import MAX_SAMPLES, MIN_SAMPLES
+
+    max_samples = SETTINGS_BY_NAME["max_samples"]
+    got = resolve(
+        max_samples,
+        cli_value=None,
+        environ={"HWCRYPTO_MAX_SAMPLES": "50"},
+        ini_value=None,
+        profile_settings={},
+    )
+    assert (got.value, got.source) == (50, "environment HWCRYPTO_MAX_SAMPLES")
+    default = resolve(max_samples, cli_value=None, environ={}, ini_value=None, profile_settings={})
+    assert default.value == MAX_SAMPLES
+    with pytest.raises(SettingError) as error:
+        resolve(max_samples, cli_value="3", environ={}, ini_value=None, profile_settings={})
+    assert str(error.value) == (
+        f"option --hwcrypto-max-samples='3': must be {MIN_SAMPLES} or more "
+        "(no median interval below that)"
+    )
