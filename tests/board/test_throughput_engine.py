@@ -314,7 +314,7 @@ def test_offload_cpu_accounting_and_software_cpu(on_board: str) -> None:
 
 
 def test_background_load_slows_software_on_a_busy_cpu(on_board: str) -> None:
-    """On one CPU a busy-loop child takes CPU time the software driver then lacks."""
+    """On one CPU busy-loop children take CPU time the software driver then lacks."""
     if os.cpu_count() != 1:
         pytest.skip("the comparison is clear-cut on a one-CPU board (UML)")
     session = afalg.open_skcipher("cbc(aes-generic)", os.urandom(16))
@@ -329,18 +329,20 @@ def test_background_load_slows_software_on_a_busy_cpu(on_board: str) -> None:
         return 200 / (time.perf_counter() - began)
 
     alone = [rate() for _ in range(5)]
-    with BackgroundLoad(LoadSpec("cpu", 1)) as load:
+    # Three children, not one: how much CPU UML's scheduler leaves the driver depends on
+    # the host. On a 2-vCPU EPYC host (2026-12-03, load 0.5) one child slowed the driver
+    # to 0.60-1.01x of its unloaded rate over 8 trials (one of them failed CI); three
+    # slowed it to 0.35-0.77x, so a clear slowdown is what every trial showed.
+    with BackgroundLoad(LoadSpec("cpu", 3)) as load:
         loaded = [rate() for _ in range(5)]
         child_cpu = load.cpu_seconds()
     session.close()
-    assert child_cpu > 0.2, f"the busy-loop child got only {child_cpu:.2f} CPU-seconds"
-    # How much the child takes depends on UML's scheduler and the host (0.82-0.84x of the
-    # unloaded rate on an AVX-512 Xeon, about half elsewhere); what must hold is that the
-    # load clearly slows the driver. Medians, because one sample of either set can fall on
-    # a moment when the shared host took the CPU away from the whole board.
+    assert child_cpu > 0.2, f"the busy-loop children got only {child_cpu:.2f} CPU-seconds"
+    # Medians, because one sample of either set can fall on a moment when the shared host
+    # took the CPU away from the whole board.
     median_alone, median_loaded = sorted(alone)[2], sorted(loaded)[2]
     assert median_loaded < 0.9 * median_alone, (
-        f"alone {alone}, loaded {loaded} requests/s; child used {child_cpu:.2f} CPU-seconds"
+        f"alone {alone}, loaded {loaded} requests/s; children used {child_cpu:.2f} CPU-seconds"
     )
 
 
