@@ -21,6 +21,7 @@ CPU time is recorded beside it (measure/cpu.py).
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -29,7 +30,7 @@ from pytest_hwcrypto.measure.engine import BoundTarget, Clock, Engine, EngineErr
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, round_order
 from pytest_hwcrypto.measure.targets import Target
-from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
 from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.vocabulary import Source
 
@@ -65,8 +66,9 @@ class CellRecord:
         self.timed_seconds += sample.seconds
         self.cpu = self.cpu + sample.cpu
 
-    def measurement(self, load: str) -> Measurement | None:
-        """The Measurement (results JSON shape), or None without samples."""
+    def measurement(self, load: str, rounds_id: str | None = None) -> Measurement | None:
+        """The Measurement (results JSON shape), or None without samples; `rounds_id` names
+        the run whose rounds the samples were taken in (ThroughputRun.rounds_id)."""
         if not self.samples:
             return None
         stats = SampleStats.from_samples(self.samples)
@@ -77,6 +79,8 @@ class CellRecord:
             "seconds": round(self.timed_seconds, 6),
             "load": load,
         }
+        if rounds_id is not None:
+            extra[ROUNDS_KEY] = rounds_id
         if self.evidence:
             extra["evidence"] = self.evidence
         if self.cpu.system_seconds is not None:
@@ -117,9 +121,12 @@ class ThroughputRun:
     seconds: float
     rounds: int
     load: str = "none"
+    # Names this run's rounds in every measurement it yields, so verdicts can pair sample i
+    # of two drivers (verdict/pooling.py); unique, because files of many runs get merged.
+    rounds_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
     def measurements(self) -> list[Measurement]:
-        found = (record.measurement(self.load) for record in self.records)
+        found = (record.measurement(self.load, self.rounds_id) for record in self.records)
         return [measurement for measurement in found if measurement is not None]
 
     def records_of(self, algorithm: str) -> list[CellRecord]:

@@ -33,6 +33,11 @@ FINDING_KINDS = frozenset(FindingKind.values())
 
 PathLike = Union[str, "os.PathLike[str]"]
 
+# Measurement.extra: measurements carrying the same value were sampled in the same rounds
+# (measure/runner.py interleaves every cell of a plan, one sample each per round), so
+# sample i of one and sample i of another were taken next to each other in time.
+ROUNDS_KEY = "rounds_id"
+
 
 class ResultsError(ValueError):
     """Bad results input; the message is one line naming the file and the place."""
@@ -45,6 +50,7 @@ class Measurement:
     `bytes_per_second` is the headline number (the median when samples exist).  `samples`
     are bytes/s per repetition; when present, verdicts use their statistics.  `ci_low` and
     `ci_high` carry an interval from a source that has no raw samples (pytest-benchmark).
+    `extra[ROUNDS_KEY]` says which run's rounds the samples belong to, when they do.
     """
 
     source: str

@@ -13,8 +13,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Optional, TypeVar
 
-from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.model.stats import SampleStats
+from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
+from pytest_hwcrypto.model.stats import RatioInterval, SampleStats
 
 _Key = TypeVar("_Key", bound=Hashable)
 
@@ -87,3 +87,38 @@ def fastest_driver(measurements: Iterable[Measurement]) -> DriverStats | None:
         if fastest is None or stats.median > fastest.stats.median:
             fastest = DriverStats(driver, members, stats)
     return fastest
+
+
+def round_quotients(measurement: Measurement, reference: Measurement) -> list[float]:
+    """Sample i of `measurement` over sample i of `reference`, skipping a zero reference."""
+    pairs = zip(measurement.samples, reference.samples)
+    return [value / base for value, base in pairs if base > 0]
+
+
+def same_rounds_interval(
+    first: Sequence[Measurement], second: Sequence[Measurement]
+) -> RatioInterval | None:
+    """first / second from per-round quotients, when each side is one measurement and both
+    were sampled in the same rounds (the same `rounds_id`, as many samples); else None.
+
+    Why: on a board whose speed drifts (UML on a shared 2-vCPU host moved 2x between
+    0.1 s samples, tests/board/test_throughput_engine.py) two independent intervals are
+    each wide, and bounding their ratio by ci_low / ci_high of the other is wider still: a
+    driver clearly half as fast could not be told from an equal one. A round's two samples
+    were taken next to each other, so the drift that slowed one slowed the other, and it
+    cancels in their quotient.
+    Pooled repeats (several measurements a side) come from different runs: no pairing.
+    """
+    if len(first) != 1 or len(second) != 1:
+        return None
+    one, other = first[0], second[0]
+    rounds = one.extra.get(ROUNDS_KEY)
+    if rounds is None or rounds != other.extra.get(ROUNDS_KEY):
+        return None
+    if not one.samples or len(one.samples) != len(other.samples):
+        return None
+    quotients = round_quotients(one, other)
+    if len(quotients) != len(one.samples):  # a reference sample of 0 bytes/s: no quotient
+        return None
+    stats = SampleStats.from_samples(quotients)
+    return RatioInterval(ratio=stats.median, low=stats.ci_low, high=stats.ci_high)

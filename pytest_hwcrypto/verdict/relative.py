@@ -23,7 +23,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.verdict.pooling import PathKey, fastest_driver, group_by, path_key
+from pytest_hwcrypto.verdict.pooling import (
+    PathKey,
+    fastest_driver,
+    group_by,
+    path_key,
+    round_quotients,
+)
 from pytest_hwcrypto.vocabulary import DriverClass
 
 # `relative_to = "software"`: the fastest generic-class driver of the same path stands for
@@ -92,8 +98,7 @@ def _same_run_partner(
 
 def _quotient(measurement: Measurement, reference: Measurement) -> Measurement:
     """Per-round quotients when both have samples, else the quotient of the headline values."""
-    pairs = list(zip(measurement.samples, reference.samples))
-    samples = [value / base for value, base in pairs if base > 0]
+    samples = round_quotients(measurement, reference)
     if samples:
         headline = statistics.median(samples)
     elif reference.bytes_per_second > 0:

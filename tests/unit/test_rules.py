@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.model.results import Measurement, Results, inventory_items
+from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement, Results, inventory_items
 from pytest_hwcrypto.verdict.rules import (
     FloorRule,
     HwBeatsSwRule,
@@ -523,6 +523,34 @@ def test_winner_twice_as_slow_fails_like_on_the_uml_board() -> None:
     assert (
         finding.extra["winner"] == "xts(ecb(aes-fixed-time))" and finding.extra["priority"] == 101
     )
+
+
+def test_a_winner_half_as_fast_on_a_drifting_board_is_seen_through_its_rounds() -> None:
+    """UML on a shared host: the board's speed moves 2x between rounds, so each driver's own
+    interval is wide, but the two samples of a round were taken side by side."""
+    rng = random.Random(7)
+    drift = [rng.choice((0.5, 0.7, 1.0, 1.4, 2.0)) for _ in range(11)]
+
+    def run(rounds_id: str | None) -> list[Measurement]:
+        pair = uml_measurements(20.0, 40.0)
+        for measurement, mib_s in zip(pair, (20.0, 40.0)):
+            measurement.samples = [mib_s * MIB * d * rng.gauss(1.0, 0.02) for d in drift]
+            if rounds_id is not None:
+                measurement.extra[ROUNDS_KEY] = rounds_id
+        return pair
+
+    winner = rule(type="winner-fastest", algorithm="xts(aes)")
+    unpaired = winner.evaluate(run(None), UML_INVENTORY)
+    assert unpaired.verdict.passed, "each interval alone is too wide to tell 0.5x from 1x"
+    paired = winner.evaluate(run("one-run"), UML_INVENTORY)
+    assert not paired.verdict.passed
+    assert "0.50x xts(ecb(aes-generic)) at 4096 B" in paired.verdict.message
+    (finding,) = winner_not_fastest_findings(run("one-run"), UML_INVENTORY)
+    (point,) = finding.extra["points"]
+    assert point["ratio"] == pytest.approx(0.5, abs=0.03)
+    other_runs = run("run-a")
+    other_runs[1].extra[ROUNDS_KEY] = "run-b"
+    assert winner.evaluate(other_runs, UML_INVENTORY).verdict.passed
 
 
 def test_winner_within_tolerance_passes() -> None:

@@ -66,11 +66,13 @@ class Scope:
 
 @dataclass(frozen=True)
 class Candidate:
-    """The driver standing for one side at one block size, with its statistics."""
+    """The driver standing for one side at one block size, with its statistics and the
+    measurements they were pooled from (so two sides of one run can be paired by round)."""
 
     driver: str
     driver_class: str | None
     stats: SampleStats
+    members: tuple[Measurement, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.model.stats import ratio_interval
+from pytest_hwcrypto.model.stats import RatioInterval, ratio_interval
 from pytest_hwcrypto.verdict.crossover import crossover
-from pytest_hwcrypto.verdict.pooling import fastest_driver, group_by, pooled_stats
+from pytest_hwcrypto.verdict.pooling import (
+    fastest_driver,
+    group_by,
+    pooled_stats,
+    same_rounds_interval,
+)
 from pytest_hwcrypto.verdict.rules.model import (
     Candidate,
     GroupKey,
@@ -87,7 +92,12 @@ def best_candidate(
     fastest = fastest_driver(matching)
     if fastest is None:
         return None
-    return Candidate(fastest.driver or "", class_of(fastest.members[0], classes), fastest.stats)
+    return Candidate(
+        fastest.driver or "",
+        class_of(fastest.members[0], classes),
+        fastest.stats,
+        tuple(fastest.members),
+    )
 
 
 def missing_side(
@@ -132,6 +142,13 @@ def floor_points(
     return points
 
 
+def pair_interval(first: Candidate, second: Candidate) -> RatioInterval:
+    """first / second: from per-round quotients when both were measured in the same rounds
+    (verdict/pooling.py, same_rounds_interval), else bounded by their two intervals."""
+    paired = same_rounds_interval(first.members, second.members)
+    return paired if paired is not None else ratio_interval(first.stats, second.stats)
+
+
 def pair_series(
     measurements: Sequence[Measurement],
     scope: Scope,
@@ -147,7 +164,7 @@ def pair_series(
             one = best_candidate(by_size[size], first, classes)
             other = best_candidate(by_size[size], second, classes)
             if one is not None and other is not None:
-                points.append(PairPoint(size, one, other, ratio_interval(one.stats, other.stats)))
+                points.append(PairPoint(size, one, other, pair_interval(one, other)))
         series[group] = points
     return series
 
@@ -172,10 +189,10 @@ def winner_series(
             winner_seen = winner_seen or bool(own)
             fastest = best_candidate(others, None, classes)
             if own and fastest is not None:
-                mine = Candidate(winner.driver, class_of(own[0], classes), pooled_stats(own))
-                points.append(
-                    PairPoint(size, mine, fastest, ratio_interval(mine.stats, fastest.stats))
+                mine = Candidate(
+                    winner.driver, class_of(own[0], classes), pooled_stats(own), tuple(own)
                 )
+                points.append(PairPoint(size, mine, fastest, pair_interval(mine, fastest)))
         series[group] = points
     return series if winner_seen else None
 
