@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
 from pytest_hwcrypto.verdict.pooling import (
     PathKey,
     fastest_driver,
@@ -82,16 +82,23 @@ def relative_measurements(
 def _same_run_partner(
     position: int, measurement: Measurement, partners: Sequence[tuple[int, Measurement]]
 ) -> Measurement:
-    """The reference measured in the same rounds: the same sample count, nearest in the file.
+    """The reference measured in the same rounds: the same `rounds_id` when the run named
+    them, else the same sample count, nearest in the file.
 
-    A results file lists the cells of one plan together, so the nearest reference with as
-    many samples is the one interleaved with this measurement; a file that repeats a run
-    (pooled later) holds one such pair per run. Positions are indexes on the path.
+    A results file lists the cells of one plan together, so without the id the nearest
+    reference with as many samples is the one interleaved with this measurement; a file that
+    repeats a run (pooled later) holds one such pair per run. Positions are indexes on the
+    path.
     """
+    rounds = measurement.extra.get(ROUNDS_KEY)
 
-    def distance(partner: tuple[int, Measurement]) -> tuple[bool, int]:
+    def distance(partner: tuple[int, Measurement]) -> tuple[bool, bool, int]:
         where, candidate = partner
-        return (len(candidate.samples) != len(measurement.samples), abs(where - position))
+        return (
+            rounds is not None and candidate.extra.get(ROUNDS_KEY) != rounds,
+            len(candidate.samples) != len(measurement.samples),
+            abs(where - position),
+        )
 
     return min(partners, key=distance)[1]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
 from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.verdict.compare import compare_measurements
 from pytest_hwcrypto.verdict.relative import (
@@ -131,6 +131,21 @@ def test_a_file_holding_two_runs_pairs_each_with_its_own_reference() -> None:
     second = [measured(ENGINE, [8.0] * 7), measured(GENERIC, [4.0] * 7)]
     relative = relative_to(first + second, GENERIC)
     assert [m.samples for m in relative] == [[2.0] * 5, [2.0] * 7]
+
+
+def test_runs_that_named_their_rounds_are_paired_by_the_name_not_by_position() -> None:
+    # A merged file where run b's reference sits nearer to run a's engine than run a's own.
+    def of_run(driver: str, samples: list[float], run: str) -> Measurement:
+        return measured(driver, samples, extra={ROUNDS_KEY: run})
+
+    merged = [
+        of_run(GENERIC, [1.0] * 5, "a"),
+        of_run(ENGINE, [8.0] * 5, "b"),
+        of_run(GENERIC, [4.0] * 5, "b"),
+        of_run(ENGINE, [2.0] * 5, "a"),
+    ]
+    relative = relative_to(merged, GENERIC)
+    assert [m.samples for m in relative] == [[2.0] * 5, [2.0] * 5]
 
 
 def test_without_samples_the_headline_values_are_divided() -> None:
