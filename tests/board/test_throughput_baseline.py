@@ -1,6 +1,7 @@
 """--hwcrypto-baseline on a real kernel: the throughput suite against an earlier run.
 
-The baselines are a run of the suite on this same board, just before, scaled: twice as
+The baselines are one run of the suite on this same board, taken once for the module
+(`measured_now`) and scaled: twice as
 fast as that run is a regression no noise explains, half as fast is clearly not one.
 (Absolute speeds differ by a factor of two and more between the machines this runs on, so
 a baseline recorded on another machine decides nothing.) The suite runs in a pytester
@@ -9,7 +10,10 @@ subprocess with a small budget, on cbc(aes) only.
 
 from __future__ import annotations
 
+import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,21 +30,42 @@ SUITE_ARGS = (
     "-p",
     "no:cacheprovider",
 )
+PYTEST = (sys.executable, "-m", "pytest")
+MEASURE_ONLY = "measured_on_every_driver and cbc"
+
+
+@pytest.fixture(scope="module")
+def measured_now(board_kind: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """One run of the suite on this board, taken once for the module: every test scales a
+    copy of it (a suite run inside UML costs ~20 s, most of it starting Python and pytest)."""
+    _skip_unless_uml(board_kind)
+    where = tmp_path_factory.mktemp("measured-now")
+    measured = where / "measured-now.json"
+    done = subprocess.run(
+        [*PYTEST, *SUITE_ARGS, f"--hwcrypto-json={measured}", "-k", MEASURE_ONLY],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert measured.exists(), done.stdout + done.stderr
+    data: dict[str, object] = json.loads(measured.read_text())
+    assert data["measurements"], "the baseline run measured nothing"
+    return data
 
 
 def scaled_baseline(
-    pytester: pytest.Pytester, factor: float, only_driver: str | None = None
+    pytester: pytest.Pytester,
+    measured: dict[str, object],
+    factor: float,
+    only_driver: str | None = None,
 ) -> Path:
-    """A run of this board now, with every throughput and sample (of ``only_driver``, if
-    given) multiplied by ``factor``."""
-    measured = pytester.path / "measured-now.json"
-    done = pytester.runpytest_subprocess(
-        *SUITE_ARGS, f"--hwcrypto-json={measured}", "-k", "measured_on_every_driver and cbc"
-    )
-    assert measured.exists(), done.stdout.str()
-    data = json.loads(measured.read_text())
-    assert data["measurements"], "the baseline run measured nothing"
-    for measurement in data["measurements"]:
+    """The run `measured` with every throughput and sample (of ``only_driver``, if given)
+    multiplied by ``factor``."""
+    data = copy.deepcopy(measured)
+    measurements = data["measurements"]
+    assert isinstance(measurements, list)
+    for measurement in measurements:
         if only_driver is not None and measurement["driver"] != only_driver:
             continue
         for key in ("bytes_per_second", "ci_low", "ci_high"):
@@ -52,13 +77,17 @@ def scaled_baseline(
     return path
 
 
-@pytest.fixture
-def on_uml(board_kind: str) -> None:
+def _skip_unless_uml(board_kind: str) -> None:
     if board_kind != "uml":
         pytest.skip("the recorded baseline is of the UML board: pytest --hwcrypto-vm=uml")
     available, why = afalg.afalg_available("skcipher")
     if not available:
         pytest.skip(why)
+
+
+@pytest.fixture
+def on_uml(board_kind: str) -> None:
+    _skip_unless_uml(board_kind)
 
 
 def run_suite(pytester: pytest.Pytester, baseline: Path, *more: str) -> pytest.RunResult:
@@ -73,11 +102,10 @@ def run_suite(pytester: pytest.Pytester, baseline: Path, *more: str) -> pytest.R
     )
 
 
-@pytest.mark.usefixtures("on_uml")
 def test_a_run_half_as_fast_as_the_baseline_fails_naming_the_drivers(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, measured_now: dict[str, object]
 ) -> None:
-    result = run_suite(pytester, scaled_baseline(pytester, 2.0))
+    result = run_suite(pytester, scaled_baseline(pytester, measured_now, 2.0))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -89,31 +117,34 @@ def test_a_run_half_as_fast_as_the_baseline_fails_naming_the_drivers(
     assert [v["passed"] for v in verdicts if "cbc(aes)" in v["rule"]] == [False]
 
 
-@pytest.mark.usefixtures("on_uml")
-def test_a_run_twice_as_fast_as_the_baseline_passes(pytester: pytest.Pytester) -> None:
-    result = run_suite(pytester, scaled_baseline(pytester, 0.5))
+def test_a_run_twice_as_fast_as_the_baseline_passes(
+    pytester: pytest.Pytester, measured_now: dict[str, object]
+) -> None:
+    result = run_suite(pytester, scaled_baseline(pytester, measured_now, 0.5))
     result.assert_outcomes(passed=1)
 
 
 GENERIC = "cbc(aes-generic)"
 
 
-@pytest.mark.usefixtures("on_uml")
-def test_relative_to_generic_a_board_slower_as_a_whole_passes(pytester: pytest.Pytester) -> None:
+def test_relative_to_generic_a_board_slower_as_a_whole_passes(
+    pytester: pytest.Pytester, measured_now: dict[str, object]
+) -> None:
     """Every driver half as fast as in the baseline, the reference too: in bytes/s that is
     the failure above, relative to cbc(aes-generic) of the same rounds it is no change."""
-    baseline = scaled_baseline(pytester, 2.0)
+    baseline = scaled_baseline(pytester, measured_now, 2.0)
     result = run_suite(pytester, baseline, f"--hwcrypto-relative-to={GENERIC}")
     result.assert_outcomes(passed=1)
     (verdict,) = json.loads((pytester.path / "results.json").read_text())["verdicts"]
     assert verdict["passed"] and "no regression" in verdict["message"], verdict
 
 
-@pytest.mark.usefixtures("on_uml")
-def test_relative_to_generic_one_driver_slower_fails_naming_it(pytester: pytest.Pytester) -> None:
+def test_relative_to_generic_one_driver_slower_fails_naming_it(
+    pytester: pytest.Pytester, measured_now: dict[str, object]
+) -> None:
     """Only cbc(aes-fixed-time) was twice as fast in the baseline: relative to generic it
     alone regressed, and the verdict gives its shares of the reference."""
-    baseline = scaled_baseline(pytester, 2.0, only_driver="cbc(aes-fixed-time)")
+    baseline = scaled_baseline(pytester, measured_now, 2.0, only_driver="cbc(aes-fixed-time)")
     result = run_suite(pytester, baseline, f"--hwcrypto-relative-to={GENERIC}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
