@@ -3,13 +3,23 @@
 Debian's user-mode-linux ships /usr/bin/linux.uml and its modules under
 /usr/lib/uml/modules/<release>. The guest mounts the host root through hostfs (read-only),
 binds the modules into /lib/modules, and puts tmpfs wherever it must write.
+
+The board's processes are kept on one host CPU (`board_cpu`). UML runs every guest
+process as a host process traced by the UML kernel's own process, so each guest system
+call is a hand-over between two host processes; let the host scheduler spread them over
+CPUs and each hand-over wakes another CPU. On the 2-vCPU EPYC VM this project is developed
+on, pinning made five guest `python -c pass` 3.1-3.5x faster (3.5-3.7 s -> 1.07-1.14 s),
+200 guest `/bin/true` 3.1-4.5x faster and the boot 2x (2026-12-03, host load 0.4-0.7).
+The guest is uniprocessor, so one host CPU is all it can use anyway.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
+from collections.abc import Collection
 from pathlib import Path
 
 from pytest_hwcrypto.boards import uml_xstate
@@ -32,6 +42,15 @@ GUEST_MODULES = (
     "ansi_cprng",  # a second stdrng beside the DRBGs
     *CRYPTO_TEST_MODULES,
 )
+
+
+def board_cpu(allowed: Collection[int]) -> int | None:
+    """The host CPU the board is pinned to, from those this process may run on; None when
+    there is only one (nothing to choose: a caller's own `taskset -c N` is kept).
+
+    The highest-numbered: CPU 0 tends to take more of the host's interrupts.
+    """
+    return max(allowed) if len(allowed) > 1 else None
 
 
 class UmlBoard(Board):
@@ -98,7 +117,11 @@ class UmlBoard(Board):
         if self.state_beyond_avx and self._preload is None:
             self._preload = uml_xstate.preload_library()
         preload = ["env", f"LD_PRELOAD={self._preload}"] if self._preload else []
+        cpu = board_cpu(os.sched_getaffinity(0))
+        taskset = shutil.which("taskset")
+        pin = [taskset, "--cpu-list", str(cpu)] if cpu is not None and taskset else []
         return [
+            *pin,
             *preload,
             str(self.kernel),
             f"mem={self.memory}",

@@ -6,13 +6,17 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
+import threading
+import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_hwcrypto.boards.base import BoardError, passed_environment
-from pytest_hwcrypto.boards.uml import UmlBoard
+from pytest_hwcrypto.boards.uml import UmlBoard, board_cpu
 
 
 def _board_or_skip() -> UmlBoard:
@@ -35,7 +39,10 @@ def _run(board: UmlBoard, command: str, timeout: float = 60.0):  # type: ignore[
 
 
 def _our_uml_processes(pid_hint: str) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True, check=True)
+    # -ww: without it ps cuts lines to $COLUMNS (80 under pytest), before the run dir.
+    ps = subprocess.run(
+        ["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True, check=True
+    )
     return [line for line in ps.stdout.splitlines() if pid_hint in line and "linux.uml" in line]
 
 
@@ -121,3 +128,38 @@ def test_working_directory_under_tmp_stays_visible(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0
     assert "visible" in out.getvalue()
+
+
+def test_every_board_process_runs_on_the_one_chosen_cpu(tmp_path: Path) -> None:
+    board = _board_or_skip()
+    cpu = board_cpu(os.sched_getaffinity(0))
+    if cpu is None:
+        pytest.skip("this process may run on one CPU only: nothing to choose")
+    token = uuid.uuid4().hex
+    seen: dict[str, str] = {}
+
+    def watch() -> None:
+        # The guest writes the token into its run dir, which is the same path on the host;
+        # that names the run dir, and the run dir names the board's processes.
+        deadline = time.monotonic() + 50
+        while time.monotonic() < deadline and not seen:
+            for marker in Path(tempfile.gettempdir()).glob("hwcrypto-board-*/token"):
+                if marker.read_text().strip() != token:
+                    continue
+                for line in _our_uml_processes(str(marker.parent)):
+                    pid = line.split()[0]
+                    try:
+                        status = Path(f"/proc/{pid}/status").read_text()
+                    except OSError:  # a short-lived guest program, gone since ps listed it
+                        continue
+                    seen[pid] = status.split("Cpus_allowed_list:", 1)[1].split()[0]
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    result, _ = _run(board, f'echo {token} > "$HWCRYPTO_BOARD_RUN_DIR/token"; sleep 3')
+    watcher.join()
+    assert result.exit_code == 0
+    # The UML kernel's process and the host processes of guest programs (sleep, sh, ...).
+    assert len(seen) >= 2, seen
+    assert set(seen.values()) == {str(cpu)}, seen
