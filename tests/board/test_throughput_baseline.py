@@ -1,11 +1,11 @@
 """--hwcrypto-baseline on a real kernel: the throughput suite against an earlier run.
 
 The baselines are one run of the suite on this same board, taken once for the module
-(`measured_now`) and scaled: twice as
-fast as that run is a regression no noise explains, half as fast is clearly not one.
+(`measured_now`) and scaled: twice as fast as that run is a regression no noise explains,
+half as fast is clearly not one.
 (Absolute speeds differ by a factor of two and more between the machines this runs on, so
-a baseline recorded on another machine decides nothing.) The suite runs in a pytester
-subprocess with a small budget, on cbc(aes) only.
+a baseline recorded on another machine decides nothing.) The suite runs in a subprocess
+with a small budget, on cbc(aes) only.
 """
 
 from __future__ import annotations

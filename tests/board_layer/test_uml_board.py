@@ -6,10 +6,8 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -135,30 +133,36 @@ def test_every_board_process_runs_on_the_one_chosen_cpu(tmp_path: Path) -> None:
     cpu = board_cpu(os.sched_getaffinity(0))
     if cpu is None:
         pytest.skip("this process may run on one CPU only: nothing to choose")
-    token = uuid.uuid4().hex
+    run_dir = tmp_path / "run"  # in the kernel's init= path: it names the board's processes
+    run_dir.mkdir()
     seen: dict[str, str] = {}
+    done = threading.Event()
 
     def watch() -> None:
-        # The guest writes the token into its run dir, which is the same path on the host;
-        # that names the run dir, and the run dir names the board's processes.
-        deadline = time.monotonic() + 50
-        while time.monotonic() < deadline and not seen:
-            for marker in Path(tempfile.gettempdir()).glob("hwcrypto-board-*/token"):
-                if marker.read_text().strip() != token:
+        while not done.is_set():
+            for line in _our_uml_processes(str(run_dir)):
+                pid = line.split()[0]
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                except OSError:  # a short-lived guest program, gone since ps listed it
                     continue
-                for line in _our_uml_processes(str(marker.parent)):
-                    pid = line.split()[0]
-                    try:
-                        status = Path(f"/proc/{pid}/status").read_text()
-                    except OSError:  # a short-lived guest program, gone since ps listed it
-                        continue
-                    seen[pid] = status.split("Cpus_allowed_list:", 1)[1].split()[0]
+                seen[pid] = status.split("Cpus_allowed_list:", 1)[1].split()[0]
             time.sleep(0.2)
 
     watcher = threading.Thread(target=watch)
     watcher.start()
-    result, _ = _run(board, f'echo {token} > "$HWCRYPTO_BOARD_RUN_DIR/token"; sleep 3')
-    watcher.join()
+    try:
+        result = board.run(
+            "sleep 3",
+            cwd=Path.cwd(),
+            env=passed_environment(os.environ),
+            timeout=60.0,
+            stream=io.StringIO(),
+            run_dir=run_dir,
+        )
+    finally:
+        done.set()
+        watcher.join()
     assert result.exit_code == 0
     # The UML kernel's process and the host processes of guest programs (sleep, sh, ...).
     assert len(seen) >= 2, seen
