@@ -50,7 +50,7 @@ from pytest_hwcrypto.kernel.inventory import build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.test_drivers import CBC_A, TestDriversControl
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
-from pytest_hwcrypto.measure.plan import MAX_SAMPLES, make_plan
+from pytest_hwcrypto.measure.plan import MAX_SAMPLES, SESSIONS, make_plan
 from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.model.results import Measurement
@@ -74,10 +74,17 @@ MAX_WORK_PER_KIB = 4_000_000_000  # the module parameter is a u32
 
 
 def measure(
-    targets: Sequence[Target], size: int, seconds: float, max_samples: int = MAX_SAMPLES
+    targets: Sequence[Target],
+    size: int,
+    seconds: float,
+    max_samples: int = MAX_SAMPLES,
+    sessions: int = SESSIONS,
 ) -> list[Measurement]:
-    """One run as the throughput suite makes it: both drivers interleaved in rounds."""
-    plan = make_plan(targets, [size], seconds * len(targets), max_samples=max_samples)
+    """One run as the throughput suite makes it: both drivers interleaved in rounds, each
+    series spread over `sessions` sessions of its driver."""
+    plan = make_plan(
+        targets, [size], seconds * len(targets), max_samples=max_samples, sessions=sessions
+    )
     return run_plan(plan, AfAlgEngine()).measurements()
 
 
@@ -94,6 +101,7 @@ def calibrate(
     seconds: float,
     reference: str,
     max_samples: int = MAX_SAMPLES,
+    sessions: int = SESSIONS,
 ) -> dict[str, float]:
     """Extra time per request, as a share of the undelayed request, per round of work per KiB.
 
@@ -105,7 +113,9 @@ def calibrate(
     def shares(rounds: int, repeats: int) -> float:
         with control.setting("work_per_kib", CBC_A, rounds):
             found = [
-                share_of_reference(measure(targets, size, seconds, max_samples), reference)
+                share_of_reference(
+                    measure(targets, size, seconds, max_samples, sessions), reference
+                )
                 for _ in range(repeats)
             ]
         return statistics.median(found)
@@ -309,6 +319,12 @@ def main() -> int:
         default=",".join(f"{s:g}" for s in SLOWDOWNS),
         help="the injected slowdowns, as fractions",
     )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=SESSIONS,
+        help=f"sessions each series is spread over, in turn ({SESSIONS}: the suite's default)",
+    )
     parser.add_argument("--reference", default="cbc(aes-generic)", help="the unslowed driver")
     args = parser.parse_args()
     if args.table:
@@ -326,7 +342,9 @@ def main() -> int:
         print(f"need {CBC_A} and {args.reference}, found {targets}", file=sys.stderr)
         return 2
     calibration = {
-        size: calibrate(control, targets, size, args.seconds, args.reference, args.max_samples)
+        size: calibrate(
+            control, targets, size, args.seconds, args.reference, args.max_samples, args.sessions
+        )
         for size in sizes
     }
     for size, found in calibration.items():
@@ -341,8 +359,8 @@ def main() -> int:
     for trial in range(args.trials):
         record: dict[str, Any] = {"loadavg_before": loadavg()}
         for size in sizes:
-            baseline = measure(targets, size, args.seconds, args.max_samples)
-            second_baseline = measure(targets, size, args.seconds, args.max_samples)
+            baseline = measure(targets, size, args.seconds, args.max_samples, args.sessions)
+            second_baseline = measure(targets, size, args.seconds, args.max_samples, args.sessions)
             row: dict[str, Any] = {
                 "control": comparison(baseline, second_baseline, args.reference),
                 "slowed": {},
@@ -350,7 +368,7 @@ def main() -> int:
             for slowdown in slowdowns:
                 rounds = work_for(slowdown, calibration[size]["per_round"])
                 with control.setting("work_per_kib", CBC_A, rounds):
-                    current = measure(targets, size, args.seconds, args.max_samples)
+                    current = measure(targets, size, args.seconds, args.max_samples, args.sessions)
                 row["slowed"][f"{slowdown:g}"] = comparison(baseline, current, args.reference)
             record[str(size)] = row
         record["loadavg_after"] = loadavg()
@@ -373,6 +391,7 @@ def main() -> int:
     everything = {
         "seconds_per_series": args.seconds,
         "max_samples": args.max_samples,
+        "sessions": args.sessions,
         "slowdowns": slowdowns,
         "calibration": {str(size): found for size, found in calibration.items()},
         "trials": trials,

@@ -22,7 +22,9 @@ from pytest_hwcrypto.vocabulary import (
     DEFAULT_DMCRYPT_BYTES,
     DEFAULT_MAX_DROP,
     DEFAULT_MAX_SAMPLES,
+    DEFAULT_SESSIONS,
     DEFAULT_TIMEOUT_SECONDS,
+    MAX_SESSIONS,
     BoardKind,
     Suite,
 )
@@ -75,6 +77,13 @@ def parse_sample_count(text: str) -> int:
     value = int(text)
     if value < MIN_SAMPLES:
         raise ValueError(f"must be {MIN_SAMPLES} or more (no median interval below that)")
+    return value
+
+
+def parse_session_count(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= MAX_SESSIONS:
+        raise ValueError(f"must be 1 to {MAX_SESSIONS}")
     return value
 
 
@@ -263,6 +272,14 @@ class Options:
         parse_sample_count,
         "N",
         DEFAULT_MAX_SAMPLES,
+    )
+    sessions: int = _setting(
+        "sessions per driver a throughput series is spread over, used in turn round by "
+        "round, so one session that stays slow (seen under QEMU/TCG) moves a minority of "
+        "the samples, not the median; 1 measures each driver through one session",
+        parse_session_count,
+        "N",
+        DEFAULT_SESSIONS,
     )
     block_sizes: tuple[int, ...] = _setting(
         "block sizes the throughput suite measures (bytes; 4K, 64K allowed)",

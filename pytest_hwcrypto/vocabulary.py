@@ -164,6 +164,10 @@ DEFAULT_MAX_DROP = 0.10
 DEFAULT_MIN_RATIO = 1.0
 # Most samples per throughput series (--hwcrypto-max-samples; measure/plan.py says why 11).
 DEFAULT_MAX_SAMPLES = 11
+# Sessions per driver a throughput series is spread over (--hwcrypto-sessions;
+# measure/plan.py says why).
+DEFAULT_SESSIONS = 3
+MAX_SESSIONS = 16
 MIB = 1024 * 1024
 # The most a driver may lose inside a container against the host before the lxc suite
 # reports `container-overhead`.

@@ -68,7 +68,13 @@ def cryptodev_throughput(
     targets = engine.reachable(build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO)))
     if not targets:
         pytest.skip("no algorithm cryptodev offers has two or more drivers here")
-    plan = make_plan(targets, options.block_sizes, options.budget, max_samples=options.max_samples)
+    plan = make_plan(
+        targets,
+        options.block_sizes,
+        options.budget,
+        max_samples=options.max_samples,
+        sessions=options.sessions,
+    )
     with BackgroundLoad(options.load) as load:
         run = run_plan(plan, engine, load=load)
     measurements = run.measurements()

@@ -141,6 +141,7 @@ def throughput(
         budget,
         prefer={a for a in ruled if a},
         max_samples=hwcrypto_run.options.max_samples,
+        sessions=hwcrypto_run.options.sessions,
     )
     with BackgroundLoad(load_spec) as load:
         run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)

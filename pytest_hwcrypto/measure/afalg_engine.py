@@ -24,13 +24,15 @@ from pytest_hwcrypto.measure.engine import (
     Timing,
 )
 from pytest_hwcrypto.measure.targets import Target, discover_targets
-from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, AlgType, Source
+from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, MAX_SESSIONS, AlgType, Source
 
 
 class AfAlgEngine:
     """Every skcipher and hash driver AF_ALG can bind, with this run's operation timeout."""
 
     source = Source.AFALG
+    # a session is a bound socket pair: a few syscalls to open
+    max_sessions = MAX_SESSIONS
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
         self.timeout = timeout

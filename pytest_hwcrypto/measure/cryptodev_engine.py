@@ -29,7 +29,14 @@ from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Sample, Timing
 from pytest_hwcrypto.measure.targets import Target, discover_targets
-from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, PROC_CRYPTO, AlgType, Op, Source
+from pytest_hwcrypto.vocabulary import (
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_SESSIONS,
+    PROC_CRYPTO,
+    AlgType,
+    Op,
+    Source,
+)
 
 # Every request starts from this IV; cryptodev reads as many bytes as the mode's IV has
 # (none for ecb), so one 16-byte IV fits every block-cipher mode it offers.
@@ -52,6 +59,8 @@ class CryptodevEngine:
     """
 
     source = Source.CRYPTODEV
+    # a session is an open /dev/crypto and one CIOCGSESSION (re-ranked while it opens)
+    max_sessions = MAX_SESSIONS
 
     def __init__(
         self,

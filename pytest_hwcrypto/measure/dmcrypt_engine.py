@@ -57,6 +57,8 @@ def bare_target() -> Target:
 
 class DmcryptEngine:
     source = Source.DMCRYPT
+    # a target is a whole dm-crypt volume on a loop device
+    max_sessions = 1
 
     def __init__(self, maker: VolumeMaker, size: int = DEFAULT_VOLUME_SIZE) -> None:
         self.maker = maker

@@ -96,6 +96,10 @@ class Engine(Protocol):
     """One path through which bytes reach kernel drivers."""
 
     source: Source
+    # How many sessions of one target the run loop may open and use in turn, round by
+    # round (measure/runner.py): request loops, whose sessions are cheap and may each carry
+    # a lasting offset, allow several; a target that is a whole volume or a tool run, one.
+    max_sessions: int
 
     def reachable(self, inventory: Sequence[InventoryEntry]) -> list[Target]:
         """The targets this engine can measure on this kernel (from /proc/crypto)."""

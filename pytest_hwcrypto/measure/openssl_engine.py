@@ -106,6 +106,8 @@ class OpenSslEngine:
     """Runs `openssl speed`; kernel targets need `reranker` (None: software only)."""
 
     source = Source.OPENSSL
+    # every sample is a fresh `openssl speed` process already
+    max_sessions = 1
 
     def __init__(self, reranker: Reranker | None, openssl: str | None = None) -> None:
         self.reranker = reranker

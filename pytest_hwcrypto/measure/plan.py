@@ -23,7 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.measure.targets import PlanError, Target
-from pytest_hwcrypto.vocabulary import DEFAULT_MAX_SAMPLES, AlgType, Op
+from pytest_hwcrypto.vocabulary import DEFAULT_MAX_SAMPLES, DEFAULT_SESSIONS, AlgType, Op
 
 DEFAULT_OPS: Mapping[str, Sequence[str]] = {
     AlgType.SKCIPHER: (Op.ENCRYPT,),
@@ -46,8 +46,15 @@ MIN_SAMPLES = 5
 # driver in the same rounds, in 0-1 of 20 (benchmarks/README.md). So the default stays,
 # and --hwcrypto-max-samples raises it for runs judged with --hwcrypto-relative-to.
 MAX_SAMPLES = DEFAULT_MAX_SAMPLES
-# Opening a socket can instantiate a template and run its self-test.
-SETUP_SECONDS_PER_TARGET = 0.05
+# Sessions each driver's series is spread over, one after another round by round (where the
+# engine can open several: measure/runner.py). On the QEMU board about 3 AF_ALG sessions
+# in 120 ran 12-35 % slow for their whole run while the other sessions of the same rounds
+# did not (benchmarks/README.md, "What puts a whole run off"); with the samples spread
+# over several sessions such a session moves a minority of them, not the median.
+SESSIONS = DEFAULT_SESSIONS
+# Opening a session can instantiate a template and run its self-test. An AF_ALG session
+# took 50-53 ms to open and close on the QEMU board (TCG) and 2 ms on UML (2026-12-04).
+SETUP_SECONDS_PER_SESSION = 0.05
 WARMUP_SHARE = 0.1
 MAX_WARMUP_SECONDS = 0.25
 # Left unplanned: reading results, building verdicts, Python overhead between samples.
@@ -82,6 +89,8 @@ class Plan:
     setup_seconds: float
     budget: float
     left_out: Mapping[str, str] = field(default_factory=dict)  # algorithm -> why
+    # How many sessions each target is opened with, at most (an engine may open fewer).
+    sessions: int = 1
 
     @property
     def cell_seconds(self) -> float:
@@ -120,6 +129,7 @@ def make_plan(
     min_cell_seconds: float = MIN_CELL_SECONDS,
     min_samples: int = MIN_SAMPLES,
     max_samples: int = MAX_SAMPLES,
+    sessions: int = SESSIONS,
     prefer: Collection[str] = (),
 ) -> Plan:
     """Split `budget` seconds over the cells; leave out whole algorithms that do not fit.
@@ -127,20 +137,25 @@ def make_plan(
     Algorithms in `prefer` (those a board profile has rules for) come first, then the rest
     in rank order (then in the order given), while every cell keeps at least
     `min_cell_seconds`; the first algorithm always stays, so a small budget measures
-    something briefly rather than nothing.
+    something briefly rather than nothing. Each target is opened `sessions` times, and
+    that setup comes out of the budget first.
     """
     if budget <= 0:
         raise PlanError("the budget must be more than 0 seconds")
+    if sessions < 1:
+        raise PlanError("a target needs at least one session")
     ordered = sorted(targets, key=lambda t: (t.algorithm not in prefer, t.rank))
-    chosen, left_out = _fit_algorithms(ordered, block_sizes, budget, ops, min_cell_seconds)
+    chosen, left_out = _fit_algorithms(
+        ordered, block_sizes, budget, ops, min_cell_seconds, sessions
+    )
     cells = cells_for(chosen, block_sizes, ops)
     if not cells:
-        return Plan((), 0, 0.0, 0.0, 0.0, budget, left_out)
-    setup = SETUP_SECONDS_PER_TARGET * len(chosen)
+        return Plan((), 0, 0.0, 0.0, 0.0, budget, left_out, sessions)
+    setup = SETUP_SECONDS_PER_SESSION * sessions * len(chosen)
     per_cell = _measuring_seconds(budget, setup) / len(cells)
     warmup = min(MAX_WARMUP_SECONDS, WARMUP_SHARE * per_cell)
     samples, sample_seconds = split_samples(per_cell - warmup, min_samples, max_samples)
-    return Plan(tuple(cells), samples, sample_seconds, warmup, setup, budget, left_out)
+    return Plan(tuple(cells), samples, sample_seconds, warmup, setup, budget, left_out, sessions)
 
 
 def split_samples(
@@ -164,6 +179,7 @@ def _fit_algorithms(
     budget: float,
     ops: Mapping[str, Sequence[str]],
     min_cell_seconds: float,
+    sessions: int,
 ) -> tuple[list[Target], dict[str, str]]:
     by_algorithm: dict[str, list[Target]] = {}
     for target in targets:  # already in planning order
@@ -174,7 +190,7 @@ def _fit_algorithms(
     for algorithm, members in by_algorithm.items():
         more = len(cells_for(members, block_sizes, ops))
         candidates = chosen + members
-        setup = SETUP_SECONDS_PER_TARGET * len(candidates)
+        setup = SETUP_SECONDS_PER_SESSION * sessions * len(candidates)
         affordable = _measuring_seconds(budget, setup) / max(cell_count + more, 1)
         if chosen and (left_out or affordable < min_cell_seconds):
             needed = (cell_count + more) * min_cell_seconds + setup

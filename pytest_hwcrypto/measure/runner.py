@@ -3,12 +3,15 @@
 Engine-agnostic (measure/engine.py is the seam): AF_ALG today, any other path that
 implements Engine tomorrow. How a run goes (`run_plan`):
 
-1. open every target through the engine, bound to its exact driver; a target that cannot
-   be opened is reported with the engine's explanation (not registered, masked from this
-   path, failed self-test) and its cells are dropped;
+1. open every target through the engine, bound to its exact driver, as many times as the
+   plan asks and the engine allows (`TargetSessions`); a target that cannot be opened is
+   reported with the engine's explanation (not registered, masked from this path, failed
+   self-test) and its cells are dropped;
 2. rounds of samples in the plan's interleaved order (so drift and other load on a shared
-   machine hit every driver alike); before a cell's first sample the target warms up,
-   which also tells a request-loop engine how many requests fill a sample;
+   machine hit every driver alike), each round through the target's next session (so a
+   session that is slow for as long as it lives moves a minority of the samples, not the
+   median); before a session's first sample of a cell it warms up, which also tells a
+   request-loop engine how many requests fill a sample;
 3. the Pacer spreads the time left over the rounds left, so the whole run, setup
    included, stays inside the budget;
 4. a cell whose driver fails mid-run (timeout, error) keeps the samples it has, and the
@@ -26,7 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, bytes_per_cpu_second
-from pytest_hwcrypto.measure.engine import BoundTarget, Clock, Engine, EngineError, Sample, Timing
+from pytest_hwcrypto.measure.engine import (
+    BoundTarget,
+    Clock,
+    Engine,
+    EngineError,
+    Evidence,
+    Sample,
+    Timing,
+)
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, round_order
 from pytest_hwcrypto.measure.targets import Target
@@ -57,7 +68,8 @@ class CellRecord:
     operations: int = 0
     timed_seconds: float = 0.0
     cpu: CpuUsage = field(default_factory=CpuUsage)
-    warmed_up: bool = False
+    sessions: int = 1
+    warmed_up: set[int] = field(default_factory=set)  # indexes of the sessions warmed up
     error: str | None = None
 
     def add_sample(self, sample: Sample) -> None:
@@ -83,6 +95,8 @@ class CellRecord:
             extra[ROUNDS_KEY] = rounds_id
         if self.evidence:
             extra["evidence"] = self.evidence
+        if self.sessions > 1:
+            extra["sessions"] = self.sessions
         if self.cpu.system_seconds is not None:
             extra["system_cpu_seconds"] = round(self.cpu.system_seconds, 6)
             per_system = bytes_per_cpu_second(total_bytes, self.cpu.system_seconds)
@@ -147,7 +161,8 @@ def run_plan(
     """Measure every cell of `plan` through `engine` within the budget (module docstring)."""
     started = clock()
     meter = meter or CpuMeter(excluded_pids=(lambda: load.pids) if load else tuple)
-    sessions, failures = _open_targets(plan.targets, engine, Timing(clock, meter))
+    count = max(1, min(plan.sessions, engine.max_sessions))
+    sessions, failures = _open_targets(plan.targets, engine, Timing(clock, meter), count)
     try:
         records = [
             CellRecord(
@@ -155,14 +170,15 @@ def run_plan(
                 sessions[cell.target].evidence.driver,
                 source=engine.source,
                 evidence=sessions[cell.target].evidence.how,
+                sessions=len(sessions[cell.target].bound),
             )
             for cell in plan.cells
             if cell.target in sessions
         ]
         rounds = _run_rounds(plan, records, sessions, clock, started)
     finally:
-        for session in sessions.values():
-            session.close()
+        for opened in sessions.values():
+            opened.close()
     return ThroughputRun(
         plan=plan,
         records=records,
@@ -173,14 +189,60 @@ def run_plan(
     )
 
 
+@dataclass
+class TargetSessions:
+    """The sessions one target is measured through, used in turn: round r uses r mod n.
+
+    Every session is bound to the same driver (checked on opening), so the samples of a
+    cell are one series; spreading them over sessions keeps a session that carries a
+    lasting offset -- seen under QEMU/TCG, cause unknown -- from moving the whole series.
+    """
+
+    bound: list[BoundTarget]
+
+    @property
+    def evidence(self) -> Evidence:
+        return self.bound[0].evidence
+
+    def index_for(self, round_index: int) -> int:
+        return round_index % len(self.bound)
+
+    def close(self) -> None:
+        for session in self.bound:
+            session.close()
+
+
+def open_sessions(target: Target, engine: Engine, timing: Timing, count: int) -> TargetSessions:
+    """`count` sessions of `target`, all proven to be served by the same driver.
+
+    Raises EngineError (after closing what it opened) when one cannot be opened, or when
+    two were served by different drivers -- the series would mix two drivers.
+    """
+    opened: list[BoundTarget] = []
+    try:
+        for _ in range(count):
+            opened.append(engine.open(target, timing))
+            first, latest = opened[0].evidence.driver, opened[-1].evidence.driver
+            if latest != first:
+                raise EngineError(
+                    f"{target.driver}: two sessions opened for one series were served by "
+                    f"different drivers ({first}, then {latest})"
+                )
+    except BaseException:
+        for session in opened:
+            session.close()
+        raise
+    return TargetSessions(opened)
+
+
 def _open_targets(
-    targets: Sequence[Target], engine: Engine, timing: Timing
-) -> tuple[dict[Target, BoundTarget], list[OpenFailure]]:
-    sessions: dict[Target, BoundTarget] = {}
+    targets: Sequence[Target], engine: Engine, timing: Timing, count: int
+) -> tuple[dict[Target, TargetSessions], list[OpenFailure]]:
+    sessions: dict[Target, TargetSessions] = {}
     failures: list[OpenFailure] = []
     for target in targets:
         try:
-            sessions[target] = engine.open(target, timing)
+            sessions[target] = open_sessions(target, engine, timing, count)
         except EngineError as error:
             failures.append(
                 OpenFailure(target, str(error), masked=error.masked, unavailable=error.unavailable)
@@ -191,7 +253,7 @@ def _open_targets(
 def _run_rounds(
     plan: Plan,
     records: list[CellRecord],
-    sessions: dict[Target, BoundTarget],
+    sessions: dict[Target, TargetSessions],
     clock: Clock,
     started: float,
 ) -> int:
@@ -206,11 +268,15 @@ def _run_rounds(
             record = by_cell[cell]
             if record.error:
                 continue
-            bound = sessions[cell.target]
+            opened = sessions[cell.target]
+            index = opened.index_for(rounds)
+            bound = opened.bound[index]
             try:
-                if not record.warmed_up:
-                    bound.warm_up(cell.op, cell.block_size, plan.warmup_seconds)
-                    record.warmed_up = True
+                if index not in record.warmed_up:
+                    # The plan's warm-up per cell, shared by the cell's sessions.
+                    warmup = plan.warmup_seconds / len(opened.bound)
+                    bound.warm_up(cell.op, cell.block_size, warmup)
+                    record.warmed_up.add(index)
                 record.add_sample(bound.sample(cell.op, cell.block_size, sample_seconds))
             except EngineError as error:
                 record.error = str(error)

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,6 +105,7 @@ def _fake_run(
 
     class FakeEngine:
         source = Source.AFALG
+        max_sessions = 1  # one FakeSession per driver, kept in `sessions` by name
 
         def reachable(self, inventory: object) -> list[Target]:
             return _targets()
@@ -282,6 +284,42 @@ def _measure(
     targets = [t for t in discover_targets(entries) if t.algorithm in names]
     assert targets, f"none of {names} has two drivers here"
     return run_plan(make_plan(targets, sizes, budget, max_samples=max_samples), AfAlgEngine())
+
+
+def test_each_series_goes_through_three_sessions_of_its_own_driver(on_board: str) -> None:
+    """The default plan opens every driver three times, proven by the driver's
+    /proc/crypto refcnt rising with each one, and spreads each series over them."""
+    entries = build_inventory(read_proc_crypto())
+    targets = [t for t in discover_targets(entries) if t.algorithm == "cbc(aes)"]
+    engine = AfAlgEngine()
+    opened: list[tuple[str, str]] = []
+    refcnts: dict[str, list[int | None]] = {}
+    real_open = engine.open
+
+    def counting_open(target: Target, timing: Timing) -> object:
+        bound = real_open(target, timing)
+        opened.append((target.driver, bound.evidence.driver))
+        refcnts.setdefault(target.driver, []).append(_refcnts().get(bound.evidence.driver))
+        return bound
+
+    engine.open = counting_open  # type: ignore[method-assign]
+    plan = make_plan(targets, (4096,), 3.0)
+    assert plan.sessions == 3
+    run = run_plan(plan, engine)
+    drivers = {t.driver for t in targets}
+    assert Counter(asked for asked, _ in opened) == Counter({d: 3 for d in drivers})
+    assert all(asked == served for asked, served in opened)
+    measurements = run.measurements()
+    assert {m.driver for m in measurements} == drivers
+    assert all(m.extra["sessions"] == 3 for m in measurements)
+    assert all(len(m.samples) >= 5 for m in measurements)
+    for driver, counts in refcnts.items():
+        assert None not in counts, (driver, counts)
+        assert counts == sorted(set(counts)), f"{driver}: refcnt {counts} did not rise per session"
+
+
+def _refcnts() -> dict[str, int]:
+    return {e.driver: e.refcnt for e in read_proc_crypto() if e.refcnt is not None}
 
 
 def test_uml_measures_both_software_aes_and_finds_the_slow_winner(on_board: str) -> None:

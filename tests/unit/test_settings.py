@@ -120,3 +120,22 @@ def test_max_samples_reaches_the_plan_and_refuses_too_few() -> None:
         f"option --hwcrypto-max-samples='3': must be {MIN_SAMPLES} or more "
         "(no median interval below that)"
     )
+
+
+def test_sessions_come_from_the_profile_and_refuse_none_or_too_many() -> None:
+    from pytest_hwcrypto.measure.plan import SESSIONS
+    from pytest_hwcrypto.vocabulary import MAX_SESSIONS
+
+    sessions = SETTINGS_BY_NAME["sessions"]
+    got = resolve(
+        sessions, cli_value=None, environ={}, ini_value=None, profile_settings={"sessions": 1}
+    )
+    assert got.value == 1
+    default = resolve(sessions, cli_value=None, environ={}, ini_value=None, profile_settings={})
+    assert default.value == SESSIONS
+    for bad in ("0", str(MAX_SESSIONS + 1)):
+        with pytest.raises(SettingError) as error:
+            resolve(sessions, cli_value=bad, environ={}, ini_value=None, profile_settings={})
+        assert (
+            str(error.value) == f"option --hwcrypto-sessions='{bad}': must be 1 to {MAX_SESSIONS}"
+        )
