@@ -166,7 +166,7 @@ DEFAULT_MIN_RATIO = 1.0
 DEFAULT_MAX_SAMPLES = 11
 # Sessions per driver a throughput series is spread over (--hwcrypto-sessions;
 # measure/plan.py says why).
-DEFAULT_SESSIONS = 3
+DEFAULT_SESSIONS = 5
 MAX_SESSIONS = 16
 MIB = 1024 * 1024
 # The most a driver may lose inside a container against the host before the lxc suite

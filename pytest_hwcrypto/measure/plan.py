@@ -50,7 +50,11 @@ MAX_SAMPLES = DEFAULT_MAX_SAMPLES
 # engine can open several: measure/runner.py). On the QEMU board about 3 AF_ALG sessions
 # in 120 ran 12-35 % slow for their whole run while the other sessions of the same rounds
 # did not (benchmarks/README.md, "What puts a whole run off"); with the samples spread
-# over several sessions such a session moves a minority of them, not the median.
+# over several sessions such a session moves a minority of them, not the median. Five,
+# not three: the median's 95 % interval of 35 samples starts at the 12th smallest, so a
+# session holding a third of them drags the interval down, one holding a fifth does not
+# (tests/unit/test_session_rotation.py). With three, 3 of 20 QEMU trials at 4 KiB missed
+# a 15 % drop with the median right (0.85-0.86) and the interval's top at 1.06-1.43.
 SESSIONS = DEFAULT_SESSIONS
 # Opening a session can instantiate a template and run its self-test. An AF_ALG session
 # took 50-53 ms to open and close on the QEMU board (TCG) and 2 ms on UML (2026-12-04).

@@ -25,7 +25,7 @@ from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.cpu import CpuMeter
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Timing
 from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpec
-from pytest_hwcrypto.measure.plan import MAX_SAMPLES, make_plan
+from pytest_hwcrypto.measure.plan import MAX_SAMPLES, SESSIONS, make_plan
 from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement, inventory_items
@@ -286,8 +286,8 @@ def _measure(
     return run_plan(make_plan(targets, sizes, budget, max_samples=max_samples), AfAlgEngine())
 
 
-def test_each_series_goes_through_three_sessions_of_its_own_driver(on_board: str) -> None:
-    """The default plan opens every driver three times, proven by the driver's
+def test_each_series_goes_through_several_sessions_of_its_own_driver(on_board: str) -> None:
+    """The default plan opens every driver SESSIONS times, proven by the driver's
     /proc/crypto refcnt rising with each one, and spreads each series over them."""
     entries = build_inventory(read_proc_crypto())
     targets = [t for t in discover_targets(entries) if t.algorithm == "cbc(aes)"]
@@ -304,14 +304,14 @@ def test_each_series_goes_through_three_sessions_of_its_own_driver(on_board: str
 
     engine.open = counting_open  # type: ignore[method-assign]
     plan = make_plan(targets, (4096,), 3.0)
-    assert plan.sessions == 3
+    assert plan.sessions == SESSIONS > 1
     run = run_plan(plan, engine)
     drivers = {t.driver for t in targets}
-    assert Counter(asked for asked, _ in opened) == Counter({d: 3 for d in drivers})
+    assert Counter(asked for asked, _ in opened) == Counter({d: SESSIONS for d in drivers})
     assert all(asked == served for asked, served in opened)
     measurements = run.measurements()
     assert {m.driver for m in measurements} == drivers
-    assert all(m.extra["sessions"] == 3 for m in measurements)
+    assert all(m.extra["sessions"] == SESSIONS for m in measurements)
     assert all(len(m.samples) >= 5 for m in measurements)
     for driver, counts in refcnts.items():
         assert None not in counts, (driver, counts)

@@ -242,7 +242,7 @@ def test_uml_default_budget_measures_everything_for_about_a_second_per_cell() ->
     assert len(plan.cells) == 8 * 7
     assert not plan.left_out
     assert 5 <= plan.samples <= 11
-    # 0.1 s samples, less the setup of three sessions per driver (1.2 s of the 60)
+    # 0.1 s samples, less the setup of five sessions per driver (2 s of the 60)
     assert plan.sample_seconds >= 0.095
     assert plan.setup_seconds == pytest.approx(8 * SESSIONS * SETUP_SECONDS_PER_SESSION)
     total = plan.setup_seconds + len(plan.cells) * plan.cell_seconds
