@@ -174,6 +174,12 @@ def comparison(
     return judged
 
 
+def samples_of(run: list[Measurement]) -> dict[str, list[float]]:
+    """Each driver's samples in round order (round r went through session r mod --sessions),
+    kept so a run that is off can be traced to the session that put it off."""
+    return {m.driver or "?": list(m.samples or []) for m in run}
+
+
 def flagged(row: dict[str, Any], max_drop: float) -> bool:
     """verdict.compare.regressed on a kept comparison."""
     return bool(row["ratio"] < 1.0 - max_drop and row["high"] < 1.0)
@@ -364,12 +370,17 @@ def main() -> int:
             row: dict[str, Any] = {
                 "control": comparison(baseline, second_baseline, args.reference),
                 "slowed": {},
+                "samples": {
+                    "baseline": samples_of(baseline),
+                    "second_baseline": samples_of(second_baseline),
+                },
             }
             for slowdown in slowdowns:
                 rounds = work_for(slowdown, calibration[size]["per_round"])
                 with control.setting("work_per_kib", CBC_A, rounds):
                     current = measure(targets, size, args.seconds, args.max_samples, args.sessions)
                 row["slowed"][f"{slowdown:g}"] = comparison(baseline, current, args.reference)
+                row["samples"][f"slowed {slowdown:g}"] = samples_of(current)
             record[str(size)] = row
         record["loadavg_after"] = loadavg()
         trials.append(record)
