@@ -14,7 +14,7 @@ import pytest
 
 from pytest_hwcrypto.measure.cpu import CpuMeter
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Sample, Timing
-from pytest_hwcrypto.measure.plan import SESSIONS, make_plan
+from pytest_hwcrypto.measure.plan import SESSIONS, SETUP_SECONDS_PER_EXTRA_SESSION, make_plan
 from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
 from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.vocabulary import Source
@@ -195,6 +195,7 @@ def test_a_session_that_cannot_be_opened_fails_the_target_and_closes_the_others(
 def test_the_setup_of_every_session_comes_out_of_the_budget() -> None:
     one = make_plan(targets(), (65536,), 12.0, sessions=1)
     four = make_plan(targets(), (65536,), 12.0, sessions=4)
-    assert four.setup_seconds == pytest.approx(4 * one.setup_seconds)
+    extra = 2 * 3 * SETUP_SECONDS_PER_EXTRA_SESSION  # two targets, three more sessions each
+    assert four.setup_seconds == pytest.approx(one.setup_seconds + extra)
     assert four.sessions == 4
     assert four.cell_seconds < one.cell_seconds
