@@ -528,6 +528,11 @@ unset TMPDIR
 # then in the console log even if the guest dies before saving dmesg, and the command's
 # streamed output is not interleaved with ordinary kernel chatter.
 dmesg -n 3 2>/dev/null
+# A CPU stuck in the kernel (a soft lockup: 20 s without scheduling) panics the board
+# instead of leaving it hung until --hwcrypto-vm-timeout with one line on the console every
+# half minute: the board ends at once (vng boots with panic=-1) and the panic prints the
+# stuck CPU's stack to the console, whatever its level.
+echo 1 > /proc/sys/kernel/softlockup_panic 2>/dev/null
 # vng's init mounts most of this already; a different init or a newer vng may not.
 mountpoint -q /dev/pts || { mkdir -p /dev/pts; mount -t devpts devpts /dev/pts; }
 mountpoint -q /dev/shm || { mkdir -p /dev/shm; mount -t tmpfs tmpfs /dev/shm; }

@@ -1,7 +1,8 @@
 """The QEMU board boots, runs a command, and brings back output, exit code, files and events.
 
-Each boot costs ~30-40 s under TCG on two cores, so the checks share two boots: one that
-does everything a session needs, one that is killed by its timeout. The tests that boot
+Each boot costs ~30-40 s under TCG on two cores, so the checks share three boots: one that
+does everything a session needs, one that is killed by its timeout, one whose CPU a test
+driver keeps in the kernel until the soft-lockup detector panics it. The tests that boot
 are marked `qemu`; they skip (with the reason and the install hint) where QEMU, virtme-ng
 or the kernel are missing, and inside a board, which never boots another.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +41,7 @@ from pytest_hwcrypto.boards.qemu import (
     choose_accelerator,
     long_mode_probe_passes,
 )
+from pytest_hwcrypto.kernel import test_drivers
 from pytest_hwcrypto.run import inside_board
 
 BOOT_TIMEOUT = 300.0
@@ -68,10 +71,10 @@ class SessionBoot:
     run_dir: Path
 
 
-def _ready_board() -> QemuBoard:
+def _ready_board(test_drivers: bool = False) -> QemuBoard:
     if inside_board():
         pytest.skip("inside a virtual board: the QEMU board tests boot one, run them on the host")
-    board = QemuBoard()
+    board = QemuBoard(test_drivers=test_drivers)
     try:
         board.check_prerequisites()
     except BoardError as error:
@@ -232,6 +235,58 @@ def test_timeout_kills_the_board_and_its_qemu() -> None:
     while any(_running(pid) for pid in seen) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in seen if _running(pid)]
+
+
+# One AF_ALG request to a test driver told to busy-wait this long keeps its CPU in the
+# kernel throughout (the kernel is PREEMPT_VOLUNTARY and the wait never yields): far past
+# the soft-lockup detector's 20 s (twice kernel.watchdog_thresh).
+STUCK_SECONDS = 150
+LOCKUP_COMMAND = f"""
+{sys.executable} -c '
+import socket
+from pytest_hwcrypto.kernel import test_drivers as drivers
+control = drivers.TestDriversControl(None)
+delays = control.read("delay_us")
+control.write("delay_us", drivers.with_value(delays, drivers.CBC_A, {STUCK_SECONDS * 1_000_000}))
+tfm = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET, 0)
+tfm.bind(("skcipher", drivers.CBC_A))
+tfm.setsockopt(socket.SOL_ALG, socket.ALG_SET_KEY, bytes(16))
+request, _ = tfm.accept()
+print("request sent", flush=True)
+request.sendmsg_afalg([bytes(16)], op=socket.ALG_OP_ENCRYPT, iv=bytes(16))
+request.recv(16)
+print("the request came back")
+'
+"""
+
+
+@pytest.mark.qemu
+def test_a_cpu_stuck_in_the_kernel_ends_the_board_with_its_stack() -> None:
+    """A soft lockup panics the board rather than hanging it until the timeout, and the
+    console log holds the stuck CPU's stack, naming the module that spun."""
+    board = _ready_board(test_drivers=True)
+    run_dir = new_run_dir()
+    output = io.StringIO()
+    try:
+        result = board.run(
+            LOCKUP_COMMAND,
+            cwd=Path.cwd(),
+            env=passed_environment(os.environ),
+            timeout=BOOT_TIMEOUT + STUCK_SECONDS,
+            stream=output,
+            run_dir=run_dir,
+        )
+        console = result.console_log.read_text(errors="replace")
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    assert "request sent" in output.getvalue(), console[-3000:]
+    assert "the request came back" not in output.getvalue()
+    assert not result.timed_out
+    assert result.exit_code == BOARD_FAILED_EXIT_CODE
+    lockups = [e.line for e in result.kernel_events if e.kind == "oops" and "soft lockup" in e.line]
+    assert lockups, result.kernel_events
+    panic = console[console.index("Kernel panic") :]
+    assert f"[{test_drivers.MODULE_NAME}]" in panic, panic[:3000]
 
 
 # -- without booting ---------------------------------------------------------------------
