@@ -261,24 +261,21 @@ print("the request came back")
 
 
 @pytest.mark.qemu
-def test_a_cpu_stuck_in_the_kernel_ends_the_board_with_its_stack() -> None:
+def test_a_cpu_stuck_in_the_kernel_ends_the_board_with_its_stack(tmp_path: Path) -> None:
     """A soft lockup panics the board rather than hanging it until the timeout, and the
     console log holds the stuck CPU's stack, naming the module that spun."""
     board = _ready_board(test_drivers=True)
-    run_dir = new_run_dir()
     output = io.StringIO()
-    try:
-        result = board.run(
-            LOCKUP_COMMAND,
-            cwd=Path.cwd(),
-            env=passed_environment(os.environ),
-            timeout=BOOT_TIMEOUT + STUCK_SECONDS,
-            stream=output,
-            run_dir=run_dir,
-        )
-        console = result.console_log.read_text(errors="replace")
-    finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+    # The board makes and removes its own run directory; the console log is kept here.
+    result = board.run(
+        LOCKUP_COMMAND,
+        cwd=Path.cwd(),
+        env=passed_environment(os.environ),
+        timeout=BOOT_TIMEOUT + STUCK_SECONDS,
+        stream=output,
+        artifacts_dir=tmp_path,
+    )
+    console = result.console_log.read_text(errors="replace")
     assert "request sent" in output.getvalue(), console[-3000:]
     assert "the request came back" not in output.getvalue()
     assert not result.timed_out
