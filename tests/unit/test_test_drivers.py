@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +102,6 @@ def test_a_module_the_board_did_not_load_cannot_be_reloaded(sysfs: Path) -> None
 def test_the_parameters_named_here_are_the_modules_own() -> None:
     """Python's list of parameters, their run-time writability and the README's table say
     what tests/kmod/hwcrypto_test.c declares (a parameter added there must be added here)."""
-    import re
-
     kmod = Path(__file__).resolve().parents[1] / "kmod"
     source = (kmod / "hwcrypto_test.c").read_text()
     declared = dict(re.findall(r"module_param_array\((\w+), \w+, NULL, (0\d+)\);", source))
@@ -108,5 +109,71 @@ def test_the_parameters_named_here_are_the_modules_own() -> None:
         **{name: "0644" for name in test_drivers.RUNTIME_DEFAULTS},
         **{name: "0444" for name in test_drivers.LOAD_TIME},
     }
-    readme = (kmod / "README.md").read_text()
+    # the parameter table, not the mode table below it, whose rows also start with a name
+    readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
     assert set(re.findall(r"^\| `(\w+)` \|", readme, re.MULTILINE)) >= set(declared)
+
+
+# tests/kmod/README.md's table "Which test catches each mode", checked against the board
+# tests it names.
+KMOD_README = Path(__file__).resolve().parents[1] / "kmod" / "README.md"
+FAULTY_DRIVERS_TESTS = Path(__file__).resolve().parents[1] / "board" / "test_faulty_drivers.py"
+
+
+def mode_table() -> list[dict[str, str]]:
+    """The rows of the README's mode table, by column heading."""
+    section = KMOD_README.read_text().split("## Which test catches each mode", 1)[1]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    cells = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+    heading, _rule, *rows = cells
+    assert all(len(row) == len(heading) for row in rows), rows
+    return [dict(zip(heading, row)) for row in rows]
+
+
+def collected(*selection: str) -> set[str]:
+    """Names (function[param]) pytest collects from the faulty-driver board tests."""
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    result = subprocess.run(
+        [*command, *selection, str(FAULTY_DRIVERS_TESTS)],
+        cwd=FAULTY_DRIVERS_TESTS.parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {line.split("::", 1)[1] for line in result.stdout.splitlines() if "::" in line}
+
+
+def backticked(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def test_the_mode_table_names_the_board_tests_and_what_ci_runs() -> None:
+    rows = mode_table()
+    every, in_ci = collected(), collected("-m", "not slow_board")
+    for row in rows:
+        tests = [name for name in backticked(row["test"]) if name.startswith("test_")]
+        if not tests:  # a mode no board test provokes, or a benchmark run by hand
+            assert row["CI"] == "—", row
+            continue
+        for name in tests:
+            assert name in every, f"{name} is not a test of {FAULTY_DRIVERS_TESTS.name}"
+            assert row["CI"] == ("yes" if name in in_ci else "no"), row
+    named = {name.split("=")[0] for row in rows for name in backticked(row["mode"])}
+    assert named >= set(test_drivers.RUNTIME_DEFAULTS), "a run-time parameter has no row"
+
+
+def test_the_mode_table_has_a_row_for_every_fault_of_every_correctness_round(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = importlib.util.spec_from_file_location("faulty_drivers", FAULTY_DRIVERS_TESTS)
+    assert spec is not None and spec.loader is not None
+    board_tests = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the module runs
+    monkeypatch.setitem(sys.modules, spec.name, board_tests)
+    spec.loader.exec_module(board_tests)
+    rows = {(row["mode"], row["driver"], row["test"]) for row in mode_table()}
+    for round_name, chosen in board_tests.CORRECTNESS_ROUNDS.items():
+        for fault in chosen.faults:
+            mode = fault.parameter if fault.value is True else f"{fault.parameter}={fault.value}"
+            test = f"test_correctness_suite_catches_each_faulty_mode[{round_name}]"
+            assert (f"`{mode}`", f"`{fault.driver}`", f"`{test}`") in rows, fault.describe()
