@@ -47,6 +47,11 @@ def report_header(run: HwcryptoRun) -> list[str]:
         f"hwcrypto: suites {','.join(run.options.suite)}; "
         f"board profile {profile.path if profile else 'none'}",
     ]
+    if run.options.algorithm:
+        lines.append(
+            f"hwcrypto: only algorithms {', '.join(run.options.algorithm)} "
+            f"({run.sources.get('algorithm', 'default')}); the other algorithms are not tested"
+        )
     if not fixtures.PROC_CRYPTO.exists():  # fixtures' name: a board test patches it
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
     lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]

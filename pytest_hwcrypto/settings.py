@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from pytest_hwcrypto.kernel.classify import split_top_level
 from pytest_hwcrypto.measure.plan import MIN_SAMPLES
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list, parse_size
 from pytest_hwcrypto.vocabulary import (
@@ -49,6 +51,26 @@ def parse_suites(text: str) -> tuple[Suite, ...]:
             f"unknown suite {', '.join(unknown)} (choose from {', '.join(Suite.values())})"
         )
     return tuple(Suite(name) for name in names) or SUITES
+
+
+# The characters of kernel algorithm names: sha3-256, rfc4106(gcm(aes)), ecb(cipher_null),
+# authenc(hmac(sha256),cbc(aes)). Anything else (a space, a quote) is a typo.
+ALGORITHM_NAME = re.compile(r"[A-Za-z0-9_.()\-,]+")
+
+
+def parse_algorithms(text: str) -> tuple[str, ...]:
+    """Kernel algorithm names split on the commas between them, not those inside one
+    (`cbc(aes),authenc(hmac(sha256),cbc(aes))` is two names); empty: every algorithm."""
+    names = split_top_level(text.strip()) if text.strip() else []
+    if names is None:
+        raise ValueError("the parentheses do not balance")
+    names = [name.strip() for name in names]
+    for name in names:
+        if not name:
+            raise ValueError("an empty name between commas")
+        if not ALGORITHM_NAME.fullmatch(name) or name.startswith("(") or "()" in name:
+            raise ValueError(f"{name!r} is not a kernel algorithm name like cbc(aes) or sha256")
+    return tuple(dict.fromkeys(names))
 
 
 def parse_vm(text: str) -> BoardKind | None:
@@ -197,6 +219,14 @@ class Options:
         parse_suites,
         "NAMES",
         SUITES,
+    )
+    algorithm: tuple[str, ...] = _setting(
+        "test only these algorithms, kernel names comma separated (cbc(aes),xts(aes)); the "
+        "suites that test by kernel name (inventory, correctness, throughput, cryptodev, "
+        "dmcrypt) leave the others out (default: every algorithm)",
+        parse_algorithms,
+        "NAMES",
+        (),
     )
     board: str | None = _setting(
         "board profile (TOML): expected drivers, rules, waivers, settings",
@@ -363,6 +393,11 @@ class Options:
         "SIZE",
         DEFAULT_DMCRYPT_BYTES,
     )
+
+    def chooses(self, algorithm: str | None) -> bool:
+        """Is `algorithm` to be tested? Every one is without --hwcrypto-algorithm; None (a
+        rule or check about no one algorithm) always is."""
+        return not self.algorithm or algorithm is None or algorithm in self.algorithm
 
     @classmethod
     def from_resolved(cls, resolved: Mapping[str, Resolved]) -> Options:

@@ -102,12 +102,15 @@ def collect(config: pytest.Config) -> list[Subject]:
                 subjects = [NO_DEVICE]
             else:
                 inventory = fixtures.inventory(state)
+                chooses = state.options.chooses
                 per_driver = [
                     target
                     for target in discover_targets(inventory)
-                    if target.kind == AlgType.SKCIPHER and reachable_by_cryptodev(target)
+                    if target.kind == AlgType.SKCIPHER
+                    and reachable_by_cryptodev(target)
+                    and chooses(target.algorithm)
                 ]
-                names = {entry.name for entry in inventory}
+                names = {entry.name for entry in inventory if chooses(entry.name)}
                 subjects = cryptodev.discover_subjects(names, differential.SPECS, per_driver)
         config.stash[SUBJECTS_KEY] = subjects
     return config.stash[SUBJECTS_KEY]

@@ -48,7 +48,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             names = ["no-dev-crypto"]  # one test, which skips with the reason
         else:
             targets = discover_targets(fixtures.inventory(state))
-            names = algorithms(t for t in targets if reachable_by_cryptodev(t)) or ["no-choice"]
+            chosen = [t for t in targets if state.options.chooses(t.algorithm)]
+            names = algorithms(t for t in chosen if reachable_by_cryptodev(t)) or ["no-choice"]
     metafunc.parametrize("algorithm", names, ids=names)
 
 
@@ -65,7 +66,8 @@ def cryptodev_throughput(
         pytest.skip(reason)
     options = hwcrypto_run.options
     engine = hwcrypto_cryptodev.engine(options.timeout)
-    targets = engine.reachable(build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO)))
+    reachable = engine.reachable(build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO)))
+    targets = [t for t in reachable if options.chooses(t.algorithm)]
     if not targets:
         pytest.skip("no algorithm cryptodev offers has two or more drivers here")
     plan = make_plan(

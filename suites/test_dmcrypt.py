@@ -60,8 +60,9 @@ DEFAULT_SEED = 13  # without --hwcrypto-seed the pattern is still reproducible
 
 
 def _disk_targets(config: pytest.Config) -> list[Target]:
-    inventory = fixtures.inventory(run_of(config))
-    return [t for t in dmcrypt_targets(inventory) if t.driver != BARE]
+    state = run_of(config)
+    targets = dmcrypt_targets(fixtures.inventory(state))
+    return [t for t in targets if t.driver != BARE and state.options.chooses(t.algorithm)]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -177,7 +178,10 @@ def dmcrypt_run(
     reason = fixtures.concurrent_measuring_reason(pytestconfig, "dmcrypt")
     if reason:
         pytest.skip(reason)
-    targets = dmcrypt_targets(hwcrypto_inventory)
+    chooses = hwcrypto_run.options.chooses
+    targets = [
+        t for t in dmcrypt_targets(hwcrypto_inventory) if t.driver == BARE or chooses(t.algorithm)
+    ]
     engine = DmcryptEngine(VolumeMaker(fixtures.run_ledger(hwcrypto_run)))
     run = run_plan(dmcrypt_plan(targets, hwcrypto_run.options.budget), engine)
     measured = run.measurements()

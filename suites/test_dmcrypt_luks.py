@@ -41,8 +41,12 @@ DEFAULT_SEED = 13
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "xts_target" in metafunc.fixturenames:
-        inventory = fixtures.inventory(run_of(metafunc.config))
-        targets = [t for t in dmcrypt_targets(inventory) if t.algorithm == XTS and t.driver != BARE]
+        state = run_of(metafunc.config)
+        targets = [
+            t
+            for t in dmcrypt_targets(fixtures.inventory(state))
+            if t.algorithm == XTS and t.driver != BARE and state.options.chooses(XTS)
+        ]
         metafunc.parametrize("xts_target", targets, ids=[t.driver for t in targets])
 
 

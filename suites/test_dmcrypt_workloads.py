@@ -101,12 +101,12 @@ def workload_run(
         pytest.skip(reason)
     result = WorkloadRun(skipped=fio_missing_reason())
     workloads = DD_WORKLOADS if result.skipped else WORKLOADS
+    options = hwcrypto_run.options
     targets = [
         t
         for t in dmcrypt_targets(hwcrypto_inventory)
-        if t.driver == BARE or not dmcrypt.refusal(t.driver)
+        if t.driver == BARE or (options.chooses(t.algorithm) and not dmcrypt.refusal(t.driver))
     ]
-    options = hwcrypto_run.options
     size = options.dmcrypt_bytes
     seconds = _seconds(options.budget, len(targets), len(workloads))
     maker = VolumeMaker(fixtures.run_ledger(hwcrypto_run))

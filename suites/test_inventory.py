@@ -31,7 +31,7 @@ RecordProperty = Callable[[str, object], None]
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     state = run_of(metafunc.config)
     if "registered" in metafunc.fixturenames:
-        entries = fixtures.inventory(state)
+        entries = [e for e in fixtures.inventory(state) if state.options.chooses(e.name)]
         metafunc.parametrize("registered", entries, ids=[entry_id(e) for e in entries])
     if "expectation" in metafunc.fixturenames:
         if state.profile is None:
@@ -41,7 +41,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             )
             metafunc.parametrize("expectation", [pytest.param(None, marks=no_profile)])
             return
-        expectations = list(state.profile.expectations)
+        expectations = [e for e in state.profile.expectations if state.options.chooses(e.algorithm)]
         metafunc.parametrize("expectation", expectations, ids=[e.describe() for e in expectations])
 
 

@@ -40,7 +40,7 @@ from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
-from pytest_hwcrypto.measure.targets import algorithms, discover_targets
+from pytest_hwcrypto.measure.targets import Target, algorithms, discover_targets
 from pytest_hwcrypto.model.results import (
     Finding,
     InventoryItem,
@@ -92,7 +92,7 @@ class SuiteRun:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     state = run_of(metafunc.config)
     if "algorithm" in metafunc.fixturenames:
-        names = algorithms(discover_targets(fixtures.inventory(state)))
+        names = algorithms(chosen_targets(fixtures.inventory(state), state))
         metafunc.parametrize("algorithm", names, ids=names)
     if "profile_rule" in metafunc.fixturenames:
         rules = collect_rules(state.profile) or [NO_RULES]
@@ -118,14 +118,15 @@ def throughput(
     hwcrypto_afalg: AfAlg,
     hwcrypto_results: ResultsRecorder,
 ) -> SuiteRun:
-    """Measure every algorithm with two or more drivers once, for all tests of this module."""
+    """Measure every algorithm with two or more drivers (or those of --hwcrypto-algorithm)
+    once, for all tests of this module."""
     reason = fixtures.concurrent_measuring_reason(pytestconfig, "throughput")
     if reason is not None:
         pytest.skip(reason)
     hwcrypto_afalg.require(AlgType.SKCIPHER)
     block_sizes = hwcrypto_run.options.block_sizes
     load_spec = hwcrypto_run.options.load
-    targets = discover_targets(_read_inventory())
+    targets = chosen_targets(_read_inventory(), hwcrypto_run)
     if not targets:
         pytest.skip(
             "no algorithm has two or more drivers here, so there is nothing to compare "
@@ -149,6 +150,11 @@ def throughput(
     suite_run = SuiteRun(run, inventory, _findings(run, inventory_items(inventory)))
     _record(hwcrypto_results, suite_run)
     return suite_run
+
+
+def chosen_targets(inventory: list[InventoryEntry], state: HwcryptoRun) -> list[Target]:
+    """The drivers to measure: of every algorithm with two or more, or of those chosen."""
+    return [t for t in discover_targets(inventory) if state.options.chooses(t.algorithm)]
 
 
 def _read_inventory() -> list[InventoryEntry]:
@@ -285,6 +291,8 @@ def test_profile_rule(
     if profile_rule.rule is None:
         pytest.fail(profile_rule.error or "invalid rule", pytrace=False)
     rule = profile_rule.rule
+    if not hwcrypto_run.options.chooses(rule.scope.algorithm):
+        pytest.skip(f"{rule.label}: {rule.scope.algorithm} is not among --hwcrypto-algorithm")
     if rule.scope.place == Place.CONTAINER:
         pytest.skip(f"{rule.label}: about measurements inside a container: the lxc suite's")
     baseline = hwcrypto_run.baseline

@@ -470,14 +470,15 @@ def split_template(driver: str) -> tuple[str, list[str]] | None:
     opening = driver.find("(")
     if opening <= 0 or not driver.endswith(")"):
         return None
-    arguments = _split_arguments(driver[opening + 1 : -1])
+    arguments = split_top_level(driver[opening + 1 : -1])
     if arguments is None or not all(arguments):
         return None
     return driver[:opening], arguments
 
 
-def _split_arguments(inside: str) -> list[str] | None:
-    """Split on top-level commas; None when the parentheses do not balance."""
+def split_top_level(inside: str) -> list[str] | None:
+    """Split on top-level commas (``"hmac(sha256),cbc(aes)"`` -> two names, the comma inside
+    ``authenc(hmac(sha256),cbc(aes))`` stays); None when the parentheses do not balance."""
     arguments: list[str] = []
     depth = 0
     start = 0

@@ -355,3 +355,76 @@ def test_rule_blind_below_its_max_drop_fails_when_strict(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["*could detect drops ≥ 31 %) (--hwcrypto-strict)*"])
     (verdict,) = json.loads((pytester.path / "r.json").read_text())["verdicts"]
     assert verdict["passed"] is False
+
+
+# A /proc/crypto captured on the QEMU board (aesni, virtio-crypto and generic drivers), so
+# what is collected does not depend on the kernel the tests run on.
+QEMU_PROC_CRYPTO = (
+    Path(__file__).resolve().parent.parent / "data" / "proc_crypto" / "qemu-6.1.0-57-amd64.txt"
+)
+_READ_THE_CAPTURE = f"""
+import pathlib
+from pytest_hwcrypto import fixtures
+
+def pytest_configure(config):
+    fixtures.PROC_CRYPTO = pathlib.Path({str(QEMU_PROC_CRYPTO)!r})
+"""
+
+
+def _collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    pytester.makeconftest(_READ_THE_CAPTURE)
+    result = pytester.runpytest_subprocess(
+        "--hwcrypto", "--hwcrypto-suite=inventory,throughput,dmcrypt", "--collect-only", "-q", *args
+    )
+    assert result.ret == pytest.ExitCode.OK, result.outlines
+    return [line.split("::")[-1] for line in result.outlines if "::" in line]
+
+
+def _of(ids: list[str], test: str) -> set[str]:
+    """The algorithms `test` is parametrized over: test_x[cbc(aes):aesni] -> cbc(aes)."""
+    prefix = f"{test}["
+    return {i[len(prefix) :].split(":")[0].rstrip("]") for i in ids if i.startswith(prefix)}
+
+
+def test_algorithm_option_leaves_the_other_algorithms_out_of_every_kernel_suite(
+    pytester: pytest.Pytester,
+) -> None:
+    every = _collected(pytester)
+    chosen = _collected(pytester, "--hwcrypto-algorithm=cbc(aes),sha256")
+    # Without the option the capture gives each suite more than the two algorithms,
+    assert {"cbc(aes)", "sha256", "xts(aes)"} <= _of(every, "test_selftest_passed")
+    assert {"cbc(aes)", "sha256"} < _of(every, "test_measured_on_every_driver")
+    assert "xts(aes)" in _of(every, "test_integrity")
+    # and with it each keeps those two alone, every driver of them, and no other test.
+    assert _of(chosen, "test_selftest_passed") == {"cbc(aes)", "sha256"}
+    assert [i for i in every if i.startswith("test_selftest_passed[sha256:")] == [
+        i for i in chosen if i.startswith("test_selftest_passed[sha256:")
+    ]
+    assert _of(chosen, "test_measured_on_every_driver") == {"cbc(aes)", "sha256"}
+    assert _of(chosen, "test_integrity") == {"cbc(aes)"}
+    unparametrized = {i for i in every if "[" not in i}
+    assert unparametrized <= set(chosen)
+
+
+def test_algorithm_option_is_named_in_the_header(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest(
+        "--hwcrypto",
+        "--hwcrypto-algorithm=authenc(hmac(sha256),cbc(aes)),xts(aes)",
+        "test_algorithm_option_is_named_in_the_header.py",
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "hwcrypto: only algorithms authenc(hmac(sha256),cbc(aes)), xts(aes) (command line);"
+            " the other algorithms are not tested"
+        ]
+    )
+
+
+def test_a_mistyped_algorithm_is_one_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--hwcrypto", "--hwcrypto-algorithm=cbc(aes")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: option --hwcrypto-algorithm='cbc(aes': the parentheses do not balance"]
+    )
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()

@@ -139,3 +139,77 @@ def test_sessions_come_from_the_profile_and_refuse_none_or_too_many() -> None:
         assert (
             str(error.value) == f"option --hwcrypto-sessions='{bad}': must be 1 to {MAX_SESSIONS}"
         )
+
+
+ALGORITHM = SETTINGS_BY_NAME["algorithm"]
+
+
+def test_algorithms_split_between_names_not_inside_a_template() -> None:
+    got = resolve(
+        ALGORITHM,
+        cli_value=" cbc(aes), authenc(hmac(sha256),cbc(aes)),sha256,cbc(aes)",
+        environ={},
+        ini_value=None,
+        profile_settings={},
+    )
+    assert got.value == ("cbc(aes)", "authenc(hmac(sha256),cbc(aes))", "sha256")
+
+
+def test_algorithms_from_a_profile_list() -> None:
+    got = resolve(
+        ALGORITHM,
+        cli_value=None,
+        environ={},
+        ini_value=None,
+        profile_settings={"algorithm": ["xts(aes)", "authenc(hmac(sha1),cbc(aes))"]},
+    )
+    assert got.value == ("xts(aes)", "authenc(hmac(sha1),cbc(aes))")
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("cbc(aes", "the parentheses do not balance"),
+        ("cbc(aes)),sha1", "the parentheses do not balance"),
+        ("cbc(aes),,sha1", "an empty name between commas"),
+        ("cbc aes", "'cbc aes' is not a kernel algorithm name like cbc(aes) or sha256"),
+        ("cbc()", "'cbc()' is not a kernel algorithm name like cbc(aes) or sha256"),
+        ("'sha1'", "\"'sha1'\" is not a kernel algorithm name like cbc(aes) or sha256"),
+    ],
+)
+def test_a_mistyped_algorithm_is_refused_naming_the_option(raw: str, says: str) -> None:
+    with pytest.raises(SettingError) as error:
+        resolve(ALGORITHM, cli_value=raw, environ={}, ini_value=None, profile_settings={})
+    assert str(error.value) == f"option --hwcrypto-algorithm={raw!r}: {says}"
+
+
+def test_every_algorithm_is_chosen_unless_some_are_named() -> None:
+    from pytest_hwcrypto.settings import Options
+
+    assert Options().algorithm == ()
+    assert Options().chooses("xts(aes)")
+    some = Options(algorithm=("cbc(aes)", "hmac(sha256)"))
+    assert some.chooses("cbc(aes)") and some.chooses("hmac(sha256)")
+    # Exact names: neither the template's argument nor another mode of the same cipher.
+    assert not some.chooses("sha256") and not some.chooses("xts(aes)")
+    assert not some.chooses("cbc(aes-generic)")
+    # A rule about no one algorithm applies whatever is chosen.
+    assert some.chooses(None)
+
+
+def test_the_readme_options_table_has_a_row_for_every_setting() -> None:
+    """The README's table is where a newcomer looks an option up: one row per setting,
+    naming its option, environment variable and ini key as the declaration derives them."""
+    from pathlib import Path
+
+    from pytest_hwcrypto.settings import SETTINGS
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, tuple[str, str]] = {}
+    for line in section.splitlines():
+        if not line.startswith("| `--hwcrypto-"):
+            continue  # the header, and the bare --hwcrypto switch, which is no setting
+        option, env, ini = (cell.strip(" `") for cell in line.split(" | ")[:3])
+        rows[option.lstrip("| `").split("=")[0]] = (env, ini)
+    assert rows == {setting.option: (setting.env, setting.ini) for setting in SETTINGS}
