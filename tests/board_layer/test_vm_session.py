@@ -103,3 +103,35 @@ def test_missing_kernel_is_one_line_naming_the_fix(tmp_path: Path) -> None:
         "ERROR: hwcrypto: UML kernel /nonexistent not found: check --hwcrypto-kernel"
     ]
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("source", ["command line", "environment HWCRYPTO_ALGORITHM"])
+def test_algorithm_choice_reaches_the_suites_inside_the_board(tmp_path: Path, source: str) -> None:
+    # The choice is made on the host but the suites are collected inside the board,
+    # against the board's /proc/crypto: both ways of giving it must get there.
+    chosen = "cbc(aes),sha256"
+    args = ["--hwcrypto", "--hwcrypto-vm=uml", "--hwcrypto-suite=correctness,inventory"]
+    environment = dict(os.environ)
+    if source == "command line":
+        args.append(f"--hwcrypto-algorithm={chosen}")
+    else:
+        environment["HWCRYPTO_ALGORITHM"] = chosen
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, "--collect-only", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # not -q, which would hide the header; a collected parametrized suite test shows
+    # as <Function test_known_answer[cbc(aes):driver:vector]>, the algorithm first
+    algorithms = {
+        line.split("[", 1)[1].split(":", 1)[0]
+        for line in done.stdout.splitlines()
+        if "<Function test_known_answer[" in line or "<Function test_selftest_passed[" in line
+    }
+    assert algorithms == {"cbc(aes)", "sha256"}, done.stdout
+    assert f"only algorithms cbc(aes), sha256 ({source})" in done.stdout
