@@ -24,10 +24,13 @@ def _uml_available() -> None:
         pytest.skip("already inside a virtual board: boards are booted from the host")
 
 
-def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _pytest(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -116,15 +119,7 @@ def test_algorithm_choice_reaches_the_suites_inside_the_board(tmp_path: Path, so
         args.append(f"--hwcrypto-algorithm={chosen}")
     else:
         environment["HWCRYPTO_ALGORITHM"] = chosen
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *args, "--collect-only", "-p", "no:cacheprovider"],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = _pytest(tmp_path, *args, "--collect-only", "-p", "no:cacheprovider", env=environment)
     assert done.returncode == 0, done.stdout + done.stderr
     # not -q, which would hide the header; a collected parametrized suite test shows
     # as <Function test_known_answer[cbc(aes):driver:vector]>, the algorithm first
