@@ -125,6 +125,8 @@ def _skip_wrappers(words: list[str]) -> int:
         word = words[position]
         if word in _WRAPPERS or re.fullmatch(r"[A-Za-z_]\w*=\S*", word) or word == "env":
             position += 1
+        elif _is_wrapper_script(words, position):
+            position += 1  # ./util/wrap.pl -fips ./apps/openssl speed ...
         elif word in _WRAPPERS_WITH_ARGUMENT:
             position += 2
         elif word.startswith("-") and position > 0:  # sudo -E, nice -n 5 (value skipped)
@@ -132,6 +134,15 @@ def _skip_wrappers(words: list[str]) -> int:
         else:
             break
     return position
+
+
+def _is_wrapper_script(words: list[str], position: int) -> bool:
+    """A script run before the tool ('./util/wrap.pl'), when a tool's path follows it."""
+    word = words[position]
+    if "/" not in word or word.rsplit("/", 1)[-1] in PROGRAMS:
+        return False
+    later = [w.rsplit("/", 1)[-1] for w in words[position + 1 :] if not w.startswith("-")]
+    return bool(later) and later[0] in PROGRAMS
 
 
 def _until_pipe(words: list[str]) -> list[str]:

@@ -16,8 +16,18 @@ What the tool prints (lib/utils_benchmark.c and src/cryptsetup.c), and what beco
 * ``serpent-cbc  128b  N/A  N/A`` -- a cipher this kernel lacks: an `UnavailableCipher`
   record, and ``Cipher X (with N bits key) is not available.`` for ``-c X`` likewise.
 
-A run ends at prose, or where a new run visibly starts (a PBKDF line or a header after
-cipher rows, a row repeating one already read).  A row cut short (a truncated paste)
+Translations (cryptsetup's po files: de, fr, ru, ja, zh_CN...) change every word but the
+layout: the header is any comment line cut into three or four cells by ``|`` (``#
+Algorithmus | Schlüssel | Verschlüsselung | Entschlüsselung``; also without the ``#``,
+as hand-edited), the first comment is any ``#`` line right above the PBKDF2 lines, a
+PBKDF2 row is ``PBKDF2-<hash>`` and its count (the key size is the last number), an
+argon2 row its numbers in order, and "not available" is any value without digits
+(``N/A``, ``N/D``, Russian ``N/D`` in Cyrillic, ``不可用``).  Comment lines a poster
+added inside a run (``# encryption:``) belong to it.  Kernel log lines interleaved by a
+serial console do not end a run.
+
+A run ends at prose, or where a new run visibly starts (a PBKDF line, a header or a
+comment after cipher rows, a row repeating one already read).  A row cut short (a truncated paste)
 keeps what it has, with a warning naming the line; an exact repeat of a line is ignored
 with a warning.
 """
@@ -35,24 +45,22 @@ from pytest_hwcrypto.vocabulary import Op, Source
 TOOL = "cryptsetup"
 _UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _RATE = r"\d+(?:\.\d+)?\s*[KMGT]iB/s"
-_CIPHER = r"[a-z0-9]+(?:-[a-z0-9]+)+"
+# 'aes-xts', 'serpent-cbc', and Adiantum's 'xchacha12,aes-adiantum'
+_CIPHER = r"[a-z0-9]+(?:[-,][a-z0-9]+)+"
 
 _TESTS = re.compile(r"^\s*#\s*Tests are approximate", re.IGNORECASE)
-_HEADER = re.compile(r"^\s*#\s*Algorithm\s*\|\s*Key\s*\|\s*Encryption\s*\|\s*Decryption\s*$")
-_PBKDF2 = re.compile(
-    r"^\s*PBKDF2-(?P<hash>[\w.-]+?)\s+(?:(?P<ips>\d+)\s+iterations\s+per\s+second"
-    r"(?:\s+for\s+(?P<key>\d+)-bit\s+key)?|(?P<na>N/A))"
-)
-_ARGON = re.compile(
-    r"^\s*(?P<kdf>argon2id?)\s+(?:(?P<iterations>\d+)\s+iterations,\s*(?P<memory>\d+)\s+memory,"
-    r"\s*(?P<threads>\d+)\s+parallel\s+threads(?:\s*\(CPUs\))?(?:\s+for\s+(?P<key>\d+)-bit\s+key)?"
-    r"(?:\s*\(requested\s+(?P<ms>\d+)\s*ms\s+time\))?|(?P<na>N/A))"
-)
+_COMMENT = re.compile(r"^\s*[#\u2116](?!#)\s*\S")  # Ukrainian uses '№' for '#'
+# three or four cells of words split by '|': the header in any language
+_HEADER = re.compile(r"^\s*[#\u2116]?\s*[^\W\d][^|\d]*(?:\|[^|\d]*[^\W\d][^|\d]*){2,3}\|?\s*$")
+_PBKDF2 = re.compile(r"^\s*[\"\u201e]?PBKDF2-(?P<hash>[\w.-]+?)[\"\u201c]?\s+(?P<rest>\S.*)$")
+_ARGON = re.compile(r"^\s*(?P<kdf>argon2id?)\s+(?P<rest>\S.*)$")
 _ROW = re.compile(
     rf"^\s*(?P<cipher>{_CIPHER})\s+(?P<key>\d+)\s*b\s+(?P<enc>{_RATE}|N/A)"
     rf"(?:\s+(?P<dec>{_RATE}|N/A))?\s*$"
 )
-_ROW_START = re.compile(rf"^\s*(?P<cipher>{_CIPHER})\s+(?P<key>\d+)\s*b\b\s*(?P<rest>.*)$")
+_ROW_START = re.compile(
+    rf"^\s*(?P<cipher>{_CIPHER})\s*\|?\s+(?P<key>\d+)\s*b\b\s*\|?\s*(?P<rest>.*)$"
+)
 _MISSING = re.compile(
     r"Cipher\s+(?P<cipher>\S+)\s+\(with\s+(?P<key>\d+)\s+bits?\s+key\)\s+is\s+not\s+available"
 )
@@ -131,6 +139,11 @@ def find_tables(paste: Paste) -> list[Table]:
         if is_blank(line):
             continue
         kind = _classify(line)
+        if kind is None and _COMMENT.match(line) and _next_kind(paste, index) is not None:
+            # '# Die Tests sind nur annähernd genau...' or a poster's '# encryption:'
+            kind = "tests" if run is not None or _next_kind(paste, index) == "kdf" else None
+        if kind is None and index in paste.log_lines:
+            continue  # a kernel message on the same console
         if kind is None:
             if run is not None:
                 tables.append(_finish(run))
@@ -144,6 +157,15 @@ def find_tables(paste: Paste) -> list[Table]:
     if run is not None:
         tables.append(_finish(run))
     return [table for table in tables if not table.empty]
+
+
+def _next_kind(paste: Paste, index: int) -> str | None:
+    """The kind of the next line that is neither blank nor a kernel message."""
+    for line in range(index + 1, len(paste.lines)):
+        text = paste.lines[line]
+        if not is_blank(text) and line not in paste.log_lines:
+            return _classify(text)
+    return None
 
 
 def _classify(line: str) -> str | None:
@@ -191,25 +213,34 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
 
 
 def _kdf_record(line: str) -> PbkdfRecord:
+    """A PBKDF2 or argon2 line, by its numbers alone (the words are translated).
+
+    PBKDF2: iterations per second, then the key size (1.x prints none); argon2:
+    iterations, memory, threads, key size, requested milliseconds.  No number at all is
+    cryptsetup's "N/A" in whatever language.
+    """
     pbkdf2 = _PBKDF2.match(line)
     if pbkdf2:
+        numbers = re.findall(r"\d+", pbkdf2["rest"])
         return PbkdfRecord(
             kdf="pbkdf2",
             hash=pbkdf2["hash"].lower(),
-            iterations_per_second=_int(pbkdf2["ips"]),
-            key_bits=_int(pbkdf2["key"]),
-            available=pbkdf2["na"] is None,
+            iterations_per_second=_int(numbers[0]) if numbers else None,
+            key_bits=_int(numbers[-1]) if len(numbers) > 1 else None,
+            available=bool(numbers),
         )
     argon = _ARGON.match(line)
     assert argon is not None
+    numbers = [_int(number) for number in re.findall(r"\d+", argon["rest"])]
+    numbers += [None] * (5 - len(numbers))
     return PbkdfRecord(
         kdf=argon["kdf"].lower(),
-        iterations=_int(argon["iterations"]),
-        memory_kib=_int(argon["memory"]),
-        threads=_int(argon["threads"]),
-        key_bits=_int(argon["key"]),
-        requested_ms=_int(argon["ms"]),
-        available=argon["na"] is None,
+        iterations=numbers[0],
+        memory_kib=numbers[1],
+        threads=numbers[2],
+        key_bits=numbers[3],
+        requested_ms=numbers[4],
+        available=numbers[0] is not None,
     )
 
 
@@ -219,24 +250,27 @@ def _read_row(paste: Paste, run: _Run, index: int, line: str) -> None:
     assert start is not None
     algorithm, key_bits = start["cipher"].lower(), int(start["key"])
     run.rows[(algorithm, key_bits)] = line.strip()
-    row = _ROW.match(line)
-    if row is None:
-        values = [match for match in _VALUE.finditer(start["rest"])][:2]
-        if not values and "N/A" not in start["rest"]:
-            table.warnings.append(f"{paste.where(index)}: {algorithm} row has no values")
-            return
-        encrypt = values[0][0] if values else "N/A"
-        decrypt = values[1][0] if len(values) > 1 else None
-        table.warnings.append(
-            f"{paste.where(index)}: {algorithm} {key_bits}b row is incomplete; read "
-            + ("encryption only" if decrypt is None else "its first two values")
-        )
-    else:
+    rest = start["rest"].replace("|", " ").strip()
+    row = _ROW.match(f"{algorithm} {key_bits}b {rest}")
+    if row is not None:
         encrypt, decrypt = row["enc"], row["dec"]
         if decrypt is None:
             table.warnings.append(
                 f"{paste.where(index)}: {algorithm} {key_bits}b row has no decryption value"
             )
+    elif rest and not re.search(r"\d", rest):
+        encrypt, decrypt = "N/A", "N/A"  # "not available" in the locale's words
+    else:
+        values = [match for match in _VALUE.finditer(rest)][:2]
+        if not values:
+            table.warnings.append(f"{paste.where(index)}: {algorithm} row has no values")
+            return
+        encrypt = values[0][0]
+        decrypt = values[1][0] if len(values) > 1 else None
+        table.warnings.append(
+            f"{paste.where(index)}: {algorithm} {key_bits}b row is incomplete; read "
+            + ("encryption only" if decrypt is None else "its first two values")
+        )
     if encrypt == "N/A" and decrypt in ("N/A", None):
         table.records.append(UnavailableCipher(algorithm, key_bits))
         return

@@ -7,20 +7,19 @@ reports and ``Disk stats``, fio's JSON, tcrypt's ``testing speed of``), so runni
 all and ordering the tables they find by position recognises each table's tool.  Where
 two finders claim the same lines, the table that starts first is kept (paste.name_tables).
 
-tcrypt output is found here: a stretch of log lines with tcrypt events (dmesg lines of
-other subsystems in between do not end it), handed to the existing parser, tcrypt.py.
+tcrypt output is found here: a stretch of log lines with tcrypt events (kernel log lines
+of other subsystems in between do not end it: `Paste.log_lines`), handed to tcrypt.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Callable
 
 from pytest_hwcrypto.tools import cryptsetup, fio, fio_json, openssl
 from pytest_hwcrypto.tools.paste import Paste, is_blank
 from pytest_hwcrypto.tools.tables import Table
-from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
+from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt, read_tcrypt
 
 Finder = Callable[[Paste], list[Table]]
 
@@ -45,8 +44,9 @@ _TCRYPT = re.compile(
     r"tcrypt:|testing speed of|\btest\s*\d+\s*\(\s*\d+\s*(?:bit key|byte blocks)"
     r"|\boperations? in\s*\d+|opers/sec|cycles/operation|could not insert 'tcrypt'"
 )
-_LOG_LINE = re.compile(r"^\s*\[\s*\d+\.\d+\]")
-_BARE_STAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]\s*$")
+
+_HEADER = re.compile(r"testing speed of")
+_RESULT = re.compile(r"\boperations? in\s*\d+|opers/sec|cycles/operation")
 
 
 def splitters(tool: str) -> list[re.Pattern[str]]:
@@ -76,19 +76,23 @@ def describe(tool: str) -> str:
 
 
 def find_tcrypt_tables(paste: Paste) -> list[Table]:
-    """Each stretch of tcrypt log lines, parsed by tcrypt.parse_tcrypt."""
+    """Each tcrypt test (a 'testing speed of' header and its results), parsed by tcrypt.py.
+
+    A stretch of tcrypt log lines is cut at every header: one header is one algorithm,
+    driver and direction, as one `openssl speed` run is one table.
+    """
     tables = []
     first: int | None = None
     last = 0
     for index, line in enumerate(paste.lines):
         if _TCRYPT.search(line):
+            if first is not None and _HEADER.search(line) and _has_result(paste, first, last):
+                tables.append(_tcrypt_table(paste, first, last))
+                first = None
             if first is None:
                 first = index
-                # a log line that only carries the timestamp of what follows
-                while first > 0 and _BARE_STAMP.match(paste.lines[first - 1]):
-                    first -= 1
             last = index
-        elif first is not None and not (is_blank(line) or _LOG_LINE.match(line)):
+        elif first is not None and not (is_blank(line) or index in paste.log_lines):
             tables.append(_tcrypt_table(paste, first, last))
             first = None
     if first is not None:
@@ -96,11 +100,15 @@ def find_tcrypt_tables(paste: Paste) -> list[Table]:
     return [table for table in tables if not table.empty]
 
 
+def _has_result(paste: Paste, first: int, last: int) -> bool:
+    return any(_RESULT.search(line) for line in paste.lines[first : last + 1])
+
+
 def _tcrypt_table(paste: Paste, first: int, last: int) -> Table:
     table = Table("tcrypt", first, last)
-    # no result in this stretch: parse.py explains when no table is found at all
-    with contextlib.suppress(TcryptParseError):
-        table.measurements = parse_tcrypt(paste.text(first, last), paste.where(first))
+    results = read_tcrypt(paste.text(first, last))
+    table.measurements = results.measurements
+    table.records.extend(results.cycles)
     return table
 
 

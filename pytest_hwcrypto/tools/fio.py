@@ -17,6 +17,14 @@ fio 3.x prints, per run (stat.c)::
         dm-1: ios=775/805, ..., util=98.72%, aggrios=786/818, ..., aggrutil=98.65%
       loop1: ios=786/818, merge=0/0, ticks=16/24, in_queue=41, util=0.00%
 
+fio 2.x (and 1.x) print the same blocks with other words: ``bs=4K-4K/4K-4K/4K-4K`` in
+the job line, ``read : io=1024.0MB, bw=34952KB/s, iops=8738, runt= 30001msec`` per job,
+``bw (KB  /s): min=..., avg=..., stdev=...`` and the group summary ``READ: io=21013MB,
+aggrb=1126.5MB/s, minb=..., maxb=..., mint=..., maxt=...``.  Their ``KB``, ``MB``, ``GB``
+are powers of 1024 (fio's default kb_base; 3.0 renamed them KiB, MiB, GiB and added the
+decimal kB, MB, GB in brackets), so a rate read from a line that names no IEC unit is
+taken in powers of 1024.
+
 Each job and direction becomes a Measurement (source "fio", algorithm the job name, op
 "read"/"write"/"trim", block_size from ``bs=``, bytes/s from ``BW=``) whose `extra` holds
 the IOPS, the bandwidth's stdev over fio's samples (the noise findings.py needs), the
@@ -33,7 +41,7 @@ from typing import Any
 
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.tools.paste import Paste, is_blank
-from pytest_hwcrypto.tools.tables import Record, Table, finite_rate
+from pytest_hwcrypto.tools.tables import Command, Record, Table, finite_rate
 from pytest_hwcrypto.vocabulary import Source
 
 TOOL = "fio"
@@ -49,6 +57,8 @@ _RATE_UNITS = {
     "GB/s": 1e9,
     "TB/s": 1e12,
 }
+# fio 2.x: K, M, G are 1024-based whatever the spelling
+_RATE_UNITS_2X = {"B/s": 1.0, "KB/s": 2.0**10, "MB/s": 2.0**20, "GB/s": 2.0**30, "TB/s": 2.0**40}
 _SIZE_UNITS = {"": 1, "K": 2**10, "Ki": 2**10, "M": 2**20, "Mi": 2**20, "G": 2**30, "Gi": 2**30}
 _SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _TIME_UNITS = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3, "sec": 1e6}
@@ -57,10 +67,20 @@ _SETUP = re.compile(r"^(?P<job>\S+): \(g=\d+\): rw=(?P<rw>\w+), (?P<rest>.*)$")
 _BS = re.compile(
     r"\((?P<d>[RWT])\)\s*(?P<lo>[\d.]+)(?P<lu>[KMG]?i?)B-(?P<hi>[\d.]+)(?P<hu>[KMG]?i?)B"
 )
+# fio 2.x: bs=4K-4K/4K-4K/4K-4K (read/write/trim ranges), or bs=4K-4K/4K-4K
+_BS_2X = re.compile(
+    r"\bbs=(?P<ranges>[\d.]+[KMG]?i?B?-[\d.]+[KMG]?i?B?(?:/[\d.]+[KMG]?i?B?-[\d.]+[KMG]?i?B?)*)"
+)
+_RANGE_2X = re.compile(r"(?P<lo>[\d.]+)(?P<lu>[KMG]?i?)B?-(?P<hi>[\d.]+)(?P<hu>[KMG]?i?)B?")
 _RESULT = re.compile(r"^(?P<job>\S+): \(groupid=\d+, jobs=\d+\): err=\s*(?P<err>\d+)")
-_DIRECTION = re.compile(
-    rf"^\s*(?P<op>read|write|trim)\s*: IOPS=(?P<iops>{_N})(?P<ik>[kKM]?),\s*"
-    rf"BW=(?P<bw>{_N})(?P<unit>[KMGT]i?B/s|[kMGT]B/s|B/s)"
+_UNIT = r"[KMGT]i?B/s|[kMGT]B/s|B/s"
+_DIRECTION = re.compile(r"^\s*(?P<op>read|write|trim)\s*:\s*(?=.*\b(?:BW|bw)=)")
+_BW = re.compile(rf"\b(?:BW|bw)=\s*(?P<bw>{_N})\s*(?P<unit>{_UNIT})")
+_IOPS_FIELD = re.compile(rf"\b(?:IOPS|iops)=\s*(?P<iops>{_N})(?P<ik>[kKM]?)")
+# the group summary: 'READ: bw=392KiB/s (401kB/s), ...' (3.x), 'READ: io=..., aggrb=...' (2.x)
+_GROUP = re.compile(
+    rf"^\s*(?P<op>READ|WRITE|TRIM)\s*:\s*(?:io=\S+\s+)?(?:aggrb|bw)=\s*(?P<bw>{_N})\s*"
+    rf"(?P<unit>{_UNIT})"
 )
 _LATENCY = re.compile(
     rf"^\s*(?P<kind>slat|clat|lat)\s*\((?P<unit>nsec|usec|msec|sec)\):\s*"
@@ -72,8 +92,9 @@ _PERCENTILES = re.compile(
 )
 _PERCENTILE = re.compile(rf"(?P<p>{_N})th=\[\s*(?P<v>{_N})(?P<k>[kKMG]?)\]")
 _BANDWIDTH = re.compile(
-    rf"^\s*bw\s*\(\s*(?P<unit>[KMGT]i?B/s|[kMGT]B/s|B/s)\s*\):\s*min=\s*{_N},\s*max=\s*{_N},"
-    rf"\s*per=\s*{_N}%,\s*avg=\s*(?P<avg>{_N}),\s*stdev=\s*(?P<stdev>{_N}),\s*samples=\s*(?P<n>\d+)"
+    rf"^\s*bw\s*\(\s*(?P<unit>[KMGT]i?B\s*/s|[kMGT]B\s*/s|B\s*/s)\s*\):\s*min=\s*{_N},"
+    rf"\s*max=\s*{_N},\s*per=\s*{_N}%,\s*avg=\s*(?P<avg>{_N}),\s*stdev=\s*(?P<stdev>{_N})"
+    r"(?:,\s*samples=\s*(?P<n>\d+))?"
 )
 _IOPS = re.compile(
     rf"^\s*iops\s*:\s*min=\s*{_N},\s*max=\s*{_N},\s*avg=\s*(?P<avg>{_N}),"
@@ -85,11 +106,14 @@ _DISK = re.compile(
     rf"(?:.*?aggrutil=(?P<aggr>{_N})%)?"
 )
 _ERROR = re.compile(r"^fio: (?P<message>.*)$")
+_ALL_JOBS = "all jobs"
+_OPTION_SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)(?P<unit>[kKmMgG]?i?)[bB]?$")
+_STATUS = re.compile(r"^Run status group \d+")
 _OTHER = re.compile(
-    r"^(?:fio-\d|Starting \d+ (?:process|thread)|Jobs: \d|\S+: Laying out IO file|"
-    r"Run status group \d|Disk stats \(read/write\)|\s*(?:READ|WRITE|TRIM): bw=|"
-    r"\s*(?:lat \((?:nsec|usec|msec)\)|IO depths|submit|complete|issued rwts|latency)\s*:|"
-    r"\s*\|\s*\d|\.\.\.$)"
+    r"^(?:fio-\d|Starting \d+ (?:process|thread)|Jobs: \d|\S+: Laying out IO file|note: |"
+    r"Run status group \d|Disk stats \(read/write\)|"
+    r"\s*(?:lat \((?:nsec|usec|msec)\)|IO depths|submit|complete|issued(?: rwts)?|latency)"
+    r"\s*:|\s*\|\s*\d|\s*\.\.\.\s*$)"
 )
 
 
@@ -125,6 +149,7 @@ class _Run:
     last: int = 0
     setups: dict[str, dict[str, Any]] = field(default_factory=dict)
     jobs: list[_Job] = field(default_factory=list)
+    groups: dict[str, float] = field(default_factory=dict)
     disks: list[FioDisk] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -141,11 +166,16 @@ def find_tables(paste: Paste) -> list[Table]:
         if kind is None:
             run = None
             continue
-        if run is None or (kind in ("setup", "version") and (run.jobs or run.disks)):
+        if run is None or (kind in ("setup", "version") and (run.jobs or run.disks or run.groups)):
             run = _Run(first=index)
             runs.append(run)
         run.last = index
         _read(paste, run, index, line, kind)
+    setups: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        # a job line cut off from its results by a line fio's parser does not know
+        run.setups = {**setups, **run.setups} if not run.setups else run.setups
+        setups = run.setups or setups
     tables = [_table(run) for run in runs]
     return [table for table in tables if not table.empty]
 
@@ -157,10 +187,15 @@ def _classify(line: str, run: _Run | None) -> str | None:
         return "version"
     if _RESULT.match(line):
         return "result"
+    if _GROUP.match(line):
+        return "group"  # a group summary alone (the rest cut, or `| grep READ`)
+    if _STATUS.match(line):
+        return "other"
     if run is None:
         return "error" if _ERROR.match(line) and "err=" in line else None
     for kind, pattern in (
         ("direction", _DIRECTION),
+        ("group", _GROUP),
         ("latency", _LATENCY),
         ("percentiles", _PERCENTILES),
         ("bandwidth", _BANDWIDTH),
@@ -193,6 +228,12 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
         run.warnings.append(f"{paste.where(index)}: fio says: {line.strip()[:160]}")
     elif kind == "disk":
         _read_disk(run, line)
+    elif kind == "group":
+        group = _GROUP.match(line)
+        assert group is not None
+        rate = _rate(group["bw"], group["unit"], line)
+        if rate is not None:
+            run.groups.setdefault(group["op"].lower(), rate)
     elif job is not None:
         _read_job_line(job, line, kind)
 
@@ -200,12 +241,13 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
 def _read_job_line(job: _Job, line: str, kind: str) -> None:
     if kind == "direction":
         direction = _DIRECTION.match(line)
-        assert direction is not None
-        rate = float(direction["bw"]) * _RATE_UNITS[direction["unit"]]
-        job.current = {
-            "bytes_per_second": rate,
-            "iops": _scaled(direction["iops"], direction["ik"]),
-        }
+        bandwidth = _BW.search(line)
+        assert direction is not None and bandwidth is not None
+        rate = _rate(bandwidth["bw"], bandwidth["unit"], line)
+        job.current = {"bytes_per_second": -1.0 if rate is None else rate}
+        iops = _IOPS_FIELD.search(line)
+        if iops is not None:
+            job.current["iops"] = _scaled(iops["iops"], iops["ik"])
         job.directions[direction["op"]] = job.current
         return
     current = job.current
@@ -238,10 +280,11 @@ def _read_job_line(job: _Job, line: str, kind: str) -> None:
     elif kind == "bandwidth":
         bandwidth = _BANDWIDTH.match(line)
         assert bandwidth is not None
-        unit = _RATE_UNITS[bandwidth["unit"]]
+        unit = _unit(bandwidth["unit"].replace(" ", ""), line)
         current["bw_stdev"] = float(bandwidth["stdev"]) * unit
         current["bw_mean"] = float(bandwidth["avg"]) * unit
-        current["bw_samples"] = int(bandwidth["n"][:9])
+        if bandwidth["n"]:
+            current["bw_samples"] = int(bandwidth["n"][:9])
     elif kind == "iops":
         iops_line = _IOPS.match(line)
         assert iops_line is not None
@@ -263,14 +306,32 @@ def _read_disk(run: _Run, line: str) -> None:
     )
 
 
+def _rate(number: str, unit: str, line: str) -> float | None:
+    rate = float(number) * _unit(unit, line)
+    return rate if finite_rate(rate) else None
+
+
+def _unit(unit: str, line: str) -> float:
+    """Bytes/s of one `unit`: 1024-based on a line in fio 2.x's words (no IEC unit on it)."""
+    if "iB" not in line and unit in _RATE_UNITS_2X:
+        return _RATE_UNITS_2X[unit]
+    return _RATE_UNITS[unit]
+
+
 def _block_sizes(text: str) -> dict[str, int | None]:
-    """'(R) 4096B-4096B, (W) 4096B-4096B' -> {'read': 4096, 'write': 4096}."""
+    """'(R) 4096B-4096B, (W) 4096B-4096B' (3.x) or 'bs=4K-4K/4K-4K/4K-4K' (2.x) per op."""
     names = {"R": "read", "W": "write", "T": "trim"}
     sizes: dict[str, int | None] = {}
     for match in _BS.finditer(text):
         low = _bytes(match["lo"], match["lu"])
         high = _bytes(match["hi"], match["hu"])
         sizes[names[match["d"]]] = low if low == high else None
+    old = _BS_2X.search(text) if not sizes else None
+    if old is not None:
+        for op, match in zip(("read", "write", "trim"), _RANGE_2X.finditer(old["ranges"])):
+            low = _bytes(match["lo"], match["lu"])
+            high = _bytes(match["hi"], match["hu"])
+            sizes[op] = low if low == high else None
     return sizes
 
 
@@ -296,7 +357,62 @@ def _table(run: _Run) -> Table:
             if measurement is not None:
                 measurement.extra["job_index"] = job_index
                 table.measurements.append(measurement)
+    _group_measurements(table, run)
     return table
+
+
+def apply_command(table: Table, command: Command | None) -> None:
+    """What only the command line says: the block size (``--bs``), the job (``--name``).
+
+    Used for measurements read from a group summary or a job without its job line.
+    """
+    if command is None or command.program != "fio":
+        return
+    sizes = _command_block_sizes(command.flags.get("bs") or command.flags.get("blocksize"))
+    name = command.flags.get("name")
+    for measurement in table.measurements:
+        if measurement.block_size is None and measurement.op in sizes:
+            measurement.block_size = sizes[measurement.op]
+            measurement.extra["block_size_from"] = "command"
+        grouped = measurement.extra.get("group") and measurement.algorithm == _ALL_JOBS
+        if grouped and isinstance(name, str) and name:
+            measurement.algorithm = name
+            measurement.extra["job"] = name
+
+
+def _command_block_sizes(value: str | bool | None) -> dict[str, int]:
+    """'--bs=4k' (every op) or '--bs=4k,64k' (read, write[, trim]); k is 1024 to fio."""
+    if not isinstance(value, str):
+        return {}
+    parts = [_option_size(part) for part in value.split(",")]
+    if len(parts) == 1:
+        parts = parts * 3
+    return {op: size for op, size in zip(("read", "write", "trim"), parts) if size is not None}
+
+
+def _option_size(text: str) -> int | None:
+    match = _OPTION_SIZE.match(text.strip())
+    if match is None:
+        return None
+    return _bytes(match["number"], match["unit"].upper())
+
+
+def _group_measurements(table: Table, run: _Run) -> None:
+    """The group summary's rate for each direction no job line reports (cut from the post)."""
+    reported = {measurement.op for measurement in table.measurements}
+    names = list(dict.fromkeys([job.name for job in run.jobs] + list(run.setups)))
+    name = names[0] if len(names) == 1 else _ALL_JOBS
+    setup = run.setups.get(name, {})
+    for op, rate in run.groups.items():
+        if op in reported:
+            continue
+        block_sizes: dict[str, int | None] = setup.get("bs", {})
+        measurement = job_measurement(
+            name, op, block_sizes.get(op), {"bytes_per_second": rate}, setup.get("rw"), {}
+        )
+        if measurement is not None:
+            measurement.extra["group"] = True
+            table.measurements.append(measurement)
 
 
 def job_measurement(

@@ -9,7 +9,11 @@ into results:
 * the numbers come from the table when it is there, else from the ``-mr`` ``+F:`` lines,
   else (a truncated paste) from the ``Doing ...: N x's in T s`` or ``+DT``/``+R`` lines,
   with a warning naming the line that is missing;
-* sign/verify rows become `PublicKeyRecord`s, never Measurements;
+* sign/verify rows become `PublicKeyRecord`s, never Measurements, and a row openssl
+  could not compute (``infk``: it counted no CPU time) a `NoRateRecord`;
+* rows pasted without their ``type`` header take the sizes of the last header above
+  them in the post, else openssl's defaults for their number of values (with a
+  warning), and the command's ``-mb`` or ``-bytes N`` when the command says so;
 * the run's facts: OpenSSL version and build lines, the engine (``-engine`` or ``Engine
   "x" set.``), whether time is elapsed or CPU time, ``-evp``, ``-mr``, ``-multi N``.
   Which of these the text shows decides the findings (findings.py).
@@ -33,6 +37,7 @@ from pytest_hwcrypto.vocabulary import Op, Source
 
 TOOL = "openssl"
 SPLITTERS = lines.SPLITTERS
+_ORPHAN_K_VALUES = 3
 
 
 @dataclass
@@ -62,10 +67,11 @@ def find_tables(paste: Paste) -> list[Table]:
     """Every openssl speed run in the paste that yields a measurement or a record."""
     runs: list[_Run] = []
     run: _Run | None = None
+    header_seen = False
     for index, line in enumerate(paste.lines):
         if is_blank(line):
             continue
-        kind = _classify(line, run)
+        kind = _classify(line, run) or _orphan_row(line, header_seen)
         if kind is None:
             run = None
             continue
@@ -74,8 +80,27 @@ def find_tables(paste: Paste) -> list[Table]:
             runs.append(run)
         run.last = index
         _read(run, index, line, kind)
-    tables = [_table(paste, run) for run in runs]
+        header_seen = header_seen or kind == "type"
+    tables = []
+    last_sizes: list[int] = []
+    for run in runs:
+        tables.append(_table(paste, run, last_sizes))
+        last_sizes = run.sizes or last_sizes
     return [table for table in tables if not table.empty]
+
+
+def _orphan_row(line: str, header_seen: bool) -> str | None:
+    """A result row without a run around it (its header cut off, or prose in between).
+
+    Taken when the post showed a `type` header before, or when the row alone is plainly
+    openssl's: at least three values in 1000s of bytes ('123.45k').
+    """
+    row = lines.ROW.match(line)
+    if row is None:
+        return None
+    if header_seen or len(re.findall(r"\d\.\d\dk", row["values"])) >= _ORPHAN_K_VALUES:
+        return "row"
+    return None
 
 
 def _classify(line: str, run: _Run | None) -> str | None:
@@ -209,7 +234,7 @@ def _read_mr_pkey(run: _Run, kind: int, bits: str, values: str) -> None:
     run.records.append(record)
 
 
-def _table(paste: Paste, run: _Run) -> Table:
+def _table(paste: Paste, run: _Run, earlier_sizes: list[int]) -> Table:
     table = Table(TOOL, run.first, run.last, records=run.records, facts=run.facts)
     if run.children:
         run.facts["multi"] = run.children
@@ -219,11 +244,7 @@ def _table(paste: Paste, run: _Run) -> Table:
     sizes = run.sizes or run.mr_sizes
     if run.rows:
         if not sizes:
-            sizes = list(lines.DEFAULT_SIZES)
-            table.warnings.append(
-                f"{paste.where(run.rows[0][0])}: no 'type' header above this row; "
-                f"read with openssl's default sizes {', '.join(map(str, sizes))}"
-            )
+            sizes = _assumed_sizes(paste, table, run, earlier_sizes)
         for index, name, rates in run.rows:
             _row_measurements(paste, table, index, name, sizes, rates)
     elif run.mr_rows:
@@ -234,6 +255,25 @@ def _table(paste: Paste, run: _Run) -> Table:
     elif run.doing:
         _from_counts(paste, table, run)
     return table
+
+
+def _assumed_sizes(paste: Paste, table: Table, run: _Run, earlier: list[int]) -> list[int]:
+    """Sizes for rows without a header: the post's last header, else openssl's defaults."""
+    index, _, rates = run.rows[0]
+    if earlier and len(earlier) == len(rates):
+        return list(earlier)
+    version = str(run.facts.get("version", ""))
+    if len(rates) == len(lines.DEFAULT_SIZES_1_0) or version.startswith(("0.", "1.0")):
+        sizes = list(lines.DEFAULT_SIZES_1_0)
+    else:
+        sizes = list(lines.DEFAULT_SIZES)
+    # the command may still say otherwise (-mb, -bytes): apply_command looks at this
+    run.facts["assumed_sizes"] = sizes
+    table.warnings.append(
+        f"{paste.where(index)}: no 'type' header above this row; "
+        f"read with openssl's default sizes {', '.join(map(str, sizes))}"
+    )
+    return sizes
 
 
 def _row_measurements(
@@ -249,9 +289,14 @@ def _row_measurements(
             f"{paste.where(index)}: {name} has {len(rates)} values for {len(sizes)} block "
             f"sizes; read the first {min(len(rates), len(sizes))}"
         )
+    no_rate = []
     for size, rate in zip(sizes, rates):
         if rate is not None and finite_rate(rate):
             table.measurements.append(_measurement(name, size, rate, table.facts))
+        else:
+            no_rate.append(size)
+    if no_rate:
+        table.records.append(lines.NoRateRecord(lines.normalise_name(name), no_rate))
 
 
 def _summed_children(paste: Paste, table: Table, run: _Run) -> None:
@@ -325,6 +370,9 @@ def apply_command(table: Table, command: Command | None) -> None:
         if "elapsed" not in facts and facts.get("seconds") and not facts.get("mr"):
             # 'Doing' lines print either way, the elapsed-time notice only with -elapsed
             facts["elapsed"] = False
+    if command is not None and command.program == "openssl":
+        _sizes_from_command(table, command)
+        _key_bits_from_command(table, command)
     if facts.get("decrypt"):
         for measurement in table.measurements:
             if measurement.op == Op.ENCRYPT:
@@ -334,6 +382,55 @@ def apply_command(table: Table, command: Command | None) -> None:
         for measurement in table.measurements:
             measurement.driver = f"engine:{engine}"
             measurement.extra["engine"] = engine
+
+
+def _sizes_from_command(table: Table, command: Command) -> None:
+    """Rows read with assumed sizes, when the command names others (-mb, -bytes N).
+
+    With -mb openssl measures speed.c's multi-block lengths; -multi then prints the
+    summed row without a header (and, in 4.x, a spurious extra column, dropped here).
+    """
+    assumed = table.facts.pop("assumed_sizes", None)
+    if not isinstance(assumed, list):
+        return
+    actual: list[int] | None = None
+    if command.flags.get("mb"):
+        actual = list(lines.MB_SIZES)
+    elif isinstance(command.flags.get("bytes"), str) and str(command.flags["bytes"]).isdigit():
+        actual = [int(str(command.flags["bytes"]))]
+    if actual is None:
+        return
+    moved = dict(zip(assumed, actual))
+    defaults = f"openssl's default sizes {', '.join(map(str, assumed))}"
+    flag = "-mb" if command.flags.get("mb") else "-bytes"
+    table.warnings[:] = [
+        warning.replace(defaults, f"the sizes {flag} measures, {', '.join(map(str, actual))}")
+        for warning in table.warnings
+    ]
+    table.measurements = [m for m in table.measurements if m.block_size in moved]
+    for measurement in table.measurements:
+        measurement.block_size = moved[measurement.block_size or 0]
+
+
+def _key_bits_from_command(table: Table, command: Command) -> None:
+    """A cipher row relabelled by the poster ('afalg-v1.1.0') takes the command's key size.
+
+    Only when the command names a single cipher (``-evp AES-256-CBC``), so every row of
+    the run is that cipher whatever its label says.
+    """
+    named = [command.flags.get("evp"), *command.arguments]
+    ciphers = {
+        lines.normalise_name(name)
+        for name in named
+        if isinstance(name, str) and lines.key_bits(lines.normalise_name(name)) is not None
+    }
+    if len(ciphers) != 1 or len([name for name in named if isinstance(name, str)]) != 1:
+        return
+    bits = lines.key_bits(ciphers.pop())
+    for measurement in table.measurements:
+        if measurement.key_bits is None and measurement.op != Op.DIGEST:
+            measurement.key_bits = bits
+            measurement.extra["key_bits_from"] = "command"
 
 
 def _evp_from_names(table: Table) -> bool | None:

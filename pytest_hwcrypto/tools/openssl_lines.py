@@ -29,13 +29,18 @@ from dataclasses import dataclass, field
 from pytest_hwcrypto.tools.tables import Record, finite_rate
 
 DEFAULT_SIZES = (16, 64, 256, 1024, 8192, 16384)
+# OpenSSL before 1.1.0 measured five sizes, without 16384
+DEFAULT_SIZES_1_0 = (16, 64, 256, 1024, 8192)
+# -mb (multi-block ciphers such as AES-128-CBC-HMAC-SHA256): speed.c's mblengths
+MB_SIZES = (8192, 16384, 32768, 65536, 131072)
 _NUMBER = r"\d+(?:\.\d+)?"
 
 ENGINE_SET = re.compile(r'^\s*engine\s+"(?P<engine>[^"]+)"\s+set\.?', re.IGNORECASE)
 ELAPSED = re.compile(r"^\s*You have chosen to measure elapsed time", re.IGNORECASE)
 DOING = re.compile(
-    r"^\s*Doing\s+(?P<name>.+?)\s+for\s+(?P<seconds>\d+)s\s+on\s+(?P<size>\d+)\s+size\s+blocks?:"
-    rf"(?:\s*(?P<count>\d+)\s+.+?'s\s+in\s+(?P<time>{_NUMBER})s)?"
+    r"^\s*Doing\s+(?P<name>.+?)(?:\s+ops)?\s+for\s+(?P<seconds>\d+)s\s+on\s+(?P<size>\d+)"
+    r"\s+size\s+blocks?:"
+    rf"(?:\s*(?P<count>\d+)\s+.+?(?:'s|\s+ops)\s+in\s+(?P<time>{_NUMBER})s)?"
 )
 DOING_PKEY = re.compile(r"^\s*Doing\s+\d+\s+bits?\s+.+?\s+for\s+\d+s\b")
 FORKED = re.compile(r"^\s*Forked child \d+")
@@ -55,11 +60,15 @@ VERSION = re.compile(
 BUILD = re.compile(r"^\s*(?P<key>built on|options|compiler|CPUINFO|platform)\s*:\s*(?P<value>.*)$")
 NUMBERS = re.compile(r"^\s*The 'numbers' are in 1000s of bytes per second", re.IGNORECASE)
 TYPE = re.compile(r"^\s*type\s+(?P<sizes>(?:\d+\s*bytes?\s*)+)$")
+# a value is printed "%.2f" ("%.2fk" from 10000 bytes/s on); a run that counted no CPU
+# time divides by zero and prints "infk" (or "nan")
+_ROW_NUMBER = r"(?:\d+\.\d\dk?|-?(?:inf|nan)k?)"
 ROW = re.compile(
     r"^\s*(?P<name>[A-Za-z][\w()./+-]*(?:\s[A-Za-z][\w()./+-]*)?)"
-    r"(?P<values>(?:\s+\d+\.\d\dk?)+)\s*$"
+    rf"(?P<values>(?:\s+{_ROW_NUMBER})+)\s*$",
+    re.IGNORECASE,
 )
-ROW_VALUE = re.compile(r"(?P<number>\d+\.\d\d)(?P<k>k?)")
+ROW_VALUE = re.compile(r"(?P<number>\d+\.\d\d|-?inf|-?nan)(?P<k>k?)", re.IGNORECASE)
 PKEY_HEADER = re.compile(r"^\s*(?P<columns>(?:[a-z]+(?:/s)?\s+)*[a-z]+/s)\s*$")
 PKEY_ROW = re.compile(
     rf"^\s*(?P<name>.*?[A-Za-z].*?)\s+(?P<times>(?:{_NUMBER}s\s+)+)"
@@ -92,6 +101,19 @@ MR_PKEY_KINDS = {
     7: ("sm2", ("sign/s", "verify/s")),
     8: ("ffdh", ("op/s", "op")),
 }
+
+
+@dataclass
+class NoRateRecord(Record):
+    """A row whose values openssl could not compute ("infk": no CPU time was counted)."""
+
+    KIND = "openssl-no-rate"
+    algorithm: str
+    block_sizes: list[int] = field(default_factory=list)
+
+    def describe(self) -> str:
+        sizes = ", ".join(map(str, self.block_sizes))
+        return f"{self.algorithm}: no rate at {sizes} B (openssl printed inf: no CPU time counted)"
 
 
 @dataclass

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_hwcrypto.model.results import Finding, Measurement, Results
-from pytest_hwcrypto.tools import detect, findings, openssl
-from pytest_hwcrypto.tools.paste import name_tables, read_paste
-from pytest_hwcrypto.tools.tables import ParseError, Record, Table
+from pytest_hwcrypto.tools import detect, findings, fio, openssl
+from pytest_hwcrypto.tools.paste import Paste, name_tables, read_paste
+from pytest_hwcrypto.tools.tables import Command, ParseError, Record, Table
 
 __all__ = ["ParseError", "ParsedDocument", "parse_text", "select_table", "to_results"]
 TOOLS = tuple(detect.TOOL_NAMES)
@@ -70,9 +70,14 @@ def parse_text(tool: str, text: str, source_name: str = "<input>") -> ParsedDocu
     tables = name_tables(paste, detect.find_tables(paste, name))
     if not tables:
         raise ParseError(_nothing_found(text, source_name, name))
+    fio_command: Command | None = None
     for table in tables:
         if table.tool == "openssl":
             openssl.apply_command(table, table.command)
+        if table.tool == "fio":
+            # a run shown without its command (a loop's `| grep READ`) ran like the one above
+            fio_command = table.command or _command_above(paste, table) or fio_command
+            fio.apply_command(table, fio_command)
         for measurement in table.measurements:
             measurement.extra = {**_placement(table), **measurement.extra}
     return ParsedDocument(
@@ -83,6 +88,15 @@ def parse_text(tool: str, text: str, source_name: str = "<input>") -> ParsedDocu
         warnings=[warning for table in tables for warning in table.warnings],
         origins=paste.origins,
     )
+
+
+def _command_above(paste: Paste, table: Table) -> Command | None:
+    """The nearest command line of the table's tool above it, anywhere in the post."""
+    for line in range(table.first - 1, -1, -1):
+        command = paste.commands.get(line)
+        if command is not None and command.program == table.tool:
+            return command
+    return None
 
 
 def _placement(table: Table) -> dict[str, Any]:

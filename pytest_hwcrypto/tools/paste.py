@@ -8,6 +8,8 @@ What a forum or a bug tracker does to tool output, and what is undone here:
 * shell prompts (`$ `, `[root@host ~]# `, `root@box:~# `, `bash-5.2$ `) removed, and a
   command of a known tool after one remembered with its flags (commandline.py);
 * e-mail quoting (`> `) and markdown/BBCode fences that are lines of their own ignored;
+* HTML and Markdown remnants, kernel log prefixes and decimal commas undone by
+  normalise.py (the kernel log lines are remembered: `Paste.log_lines`);
 * **glued text**: when a line break was lost, a value runs into the next words
   (``54.6 MiB/sThe next run``).  Every parser lists the places where one of its lines can
   end or start (`splitters`); the generic ones here cut after a rate unit or a
@@ -25,6 +27,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pytest_hwcrypto.tools import normalise
 from pytest_hwcrypto.tools.commandline import PROGRAMS, parse_command, strip_prompt
 from pytest_hwcrypto.tools.tables import Command, Table
 
@@ -55,13 +58,16 @@ GENERIC_SPLITTERS: tuple[re.Pattern[str], ...] = (
 class Paste:
     """The post as clean lines; `origins[i]` is the 1-based line of the text line i came from.
 
-    `commands` maps a line index to the known-tool command read on it (prompt removed).
+    `commands` maps a line index to the known-tool command read on it (prompt removed);
+    `log_lines` are the indices of lines that came with a kernel log prefix (dmesg's
+    timestamp, syslog's "kernel:"), which normalise.py removed.
     """
 
     source_name: str
     lines: tuple[str, ...]
     origins: tuple[int, ...]
     commands: dict[int, Command]
+    log_lines: frozenset[int] = frozenset()
 
     def where(self, index: int) -> str:
         """'post.txt:12', the place warnings name."""
@@ -77,21 +83,37 @@ def read_paste(text: str, source_name: str, splitters: Iterable[re.Pattern[str]]
     lines: list[str] = []
     origins: list[int] = []
     commands: dict[int, Command] = {}
-    for number, raw in enumerate(_LINE_BREAK.split(text), start=1):
-        for piece in _cut(_clean(raw), cuts):
-            stripped, prompted = strip_prompt(piece)
-            command = parse_command(stripped) if prompted or _starts_command(stripped) else None
-            if command is not None:
-                commands[len(lines)] = command
-            lines.append(stripped.rstrip())
-            origins.append(number)
-    return Paste(source_name, tuple(lines), tuple(origins), commands)
+    log_lines: set[int] = set()
+    raw_lines = [_plain(line) for line in _LINE_BREAK.split(text)]
+    for position, raw in normalise.unfold_columns(raw_lines):
+        number = position + 1
+        for part in normalise.html_lines(raw):
+            cleaned, logged = _clean(part)
+            for piece in _cut(cleaned, cuts):
+                stripped, prompted = strip_prompt(piece)
+                command = parse_command(stripped) if prompted or _starts_command(stripped) else None
+                if command is not None:
+                    commands[len(lines)] = command
+                if logged:
+                    log_lines.add(len(lines))
+                lines.append(stripped.rstrip())
+                origins.append(number)
+    return Paste(source_name, tuple(lines), tuple(origins), commands, frozenset(log_lines))
 
 
-def _clean(raw: str) -> str:
-    line = _ANSI.sub("", raw).translate(_ZERO_WIDTH).translate(_SPACES)
-    line = line.expandtabs(8)
-    return _QUOTE.sub("", line)
+def _plain(raw: str) -> str:
+    """Without terminal colours, zero-width characters, odd blanks and tabs."""
+    return _ANSI.sub("", raw).translate(_ZERO_WIDTH).translate(_SPACES).expandtabs(8)
+
+
+def _clean(line: str) -> tuple[str, bool]:
+    """The line as the tool printed it, and whether it carried a kernel log prefix."""
+    line = _QUOTE.sub("", line)
+    line, logged = normalise.strip_log_prefix(line)
+    if not _FENCE.match(line):
+        line = normalise.strip_markdown(line)
+        line = _QUOTE.sub("", line)  # a quote inside a list item: "- > row"
+    return normalise.locale_numbers(line), logged
 
 
 def _cut(line: str, cuts: Sequence[re.Pattern[str]]) -> list[str]:

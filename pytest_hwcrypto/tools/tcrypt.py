@@ -36,8 +36,9 @@ test announced last.
 Output: one Measurement per result, source "tcrypt", op "encrypt"/"decrypt" for ciphers
 and AEADs, "digest" for single-update hashes and "update-<n>" for hashes fed n bytes per
 update (so that the key (algorithm, block size, op) stays unique).  Results in cycles
-(``sec=0``) become bytes/s only when the CPU clock is given; akcipher results (sign/verify,
-operations without bytes) carry no throughput and are skipped.
+(``sec=0``) become bytes/s only when the CPU clock is given; without it each is kept as a
+`CycleResult` record (cycles are not bytes/s, so never a Measurement).  akcipher results
+(sign/verify, operations without bytes) carry no throughput and are skipped.
 """
 
 from __future__ import annotations
@@ -48,8 +49,40 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.tools.tables import Record
 
 SOURCE = "tcrypt"
+
+
+@dataclass
+class CycleResult(Record):
+    """A tcrypt result counted in CPU cycles (sec=0) for want of the CPU clock."""
+
+    KIND = "tcrypt-cycles"
+    algorithm: str
+    driver: str | None
+    key_bits: int | None
+    block_size: int
+    op: str
+    cycles_per_operation: int
+    cycles_per_byte: int | None = None
+    mode: str | None = None
+
+    def describe(self) -> str:
+        key = f" {self.key_bits}-bit" if self.key_bits is not None else ""
+        driver = f" [{self.driver}]" if self.driver else ""
+        return (
+            f"{self.algorithm}{key} {self.block_size} B {self.op}{driver}: "
+            f"{self.cycles_per_operation} cycles/operation"
+        )
+
+
+@dataclass
+class TcryptResults:
+    """What a stretch of tcrypt log holds: throughput, and results counted in cycles."""
+
+    measurements: list[Measurement]
+    cycles: list[CycleResult]
 
 
 class TcryptParseError(ValueError):
@@ -113,8 +146,9 @@ _CYCLES = re.compile(
 _HASH_RATE = re.compile(
     r"\b(?P<operations>\d+)\s*opers/sec\s*,\s*(?P<bytes_per_second>\d+)\s*bytes/sec"
 )
+# the cycles per byte may be cut off by a pasted line's width ("18 cycle")
 _HASH_CYCLES = re.compile(
-    r"\b(?P<cycles>\d+)\s*cycles/operation\s*,\s*(?P<cycles_per_byte>\d+)\s*cycles/byte"
+    r"\b(?P<cycles>\d+)\s*cycles/operation(?:\s*,\s*(?P<cycles_per_byte>\d+)\s*cycles/byte)?"
 )
 
 
@@ -125,8 +159,15 @@ def parse_tcrypt(
 
     `cpu_hz` converts results in cycles (tcrypt run with sec=0) to bytes/s.
     """
-    measurements: list[Measurement] = []
-    cycle_results = 0
+    results = read_tcrypt(text, cpu_hz)
+    if not results.measurements:
+        raise TcryptParseError(_nothing_found(source_name, text, len(results.cycles)))
+    return results.measurements
+
+
+def read_tcrypt(text: str, cpu_hz: float | None = None) -> TcryptResults:
+    """Every result in `text`: bytes/s where known, else the cycles as printed."""
+    results = TcryptResults([], [])
     header: _Header | None = None
     test: _CipherTest | _HashTest | None = None
     for event in _events(text):
@@ -135,15 +176,13 @@ def parse_tcrypt(
         elif isinstance(event, (_CipherTest, _HashTest)):
             test = event if header is not None else None
         elif header is not None and test is not None:
-            if event.cycles_per_operation is not None:
-                cycle_results += 1
             measurement = _measurement(header, test, event, cpu_hz)
             if measurement is not None:
-                measurements.append(measurement)
+                results.measurements.append(measurement)
+            elif event.cycles_per_operation is not None:
+                results.cycles.append(_cycle_result(header, test, event))
             test = None  # one result per announced test
-    if not measurements:
-        raise TcryptParseError(_nothing_found(source_name, text, cycle_results))
-    return measurements
+    return results
 
 
 def _events(text: str) -> Iterator[_Event]:
@@ -186,7 +225,9 @@ def _hash_rate_result(match: re.Match[str]) -> _Result:
 
 def _hash_cycles_result(match: re.Match[str]) -> _Result:
     cycles = int(match["cycles"])
-    details = {"cycles_per_operation": cycles, "cycles_per_byte": int(match["cycles_per_byte"])}
+    details = {"cycles_per_operation": cycles}
+    if match["cycles_per_byte"] is not None:
+        details["cycles_per_byte"] = int(match["cycles_per_byte"])
     return _Result(None, cycles, details)
 
 
@@ -237,12 +278,7 @@ def _measurement(
     extra: dict[str, Any] = {"tcrypt_test": test.index, **result.details}
     if header.mode is not None:
         extra["tcrypt_mode"] = header.mode
-    if isinstance(test, _HashTest):
-        op = "digest" if test.update_size == test.block_size else f"update-{test.update_size}"
-        key_bits = None
-    else:
-        op = header.op or "encrypt"
-        key_bits = test.key_bits
+    op, key_bits = _op_and_key(header, test)
     return Measurement(
         source=SOURCE,
         algorithm=header.algorithm,
@@ -253,6 +289,28 @@ def _measurement(
         bytes_per_second=bytes_per_second,
         extra=extra,
     )
+
+
+def _cycle_result(header: _Header, test: _CipherTest | _HashTest, result: _Result) -> CycleResult:
+    op, key_bits = _op_and_key(header, test)
+    cycles_per_byte = result.details.get("cycles_per_byte")
+    return CycleResult(
+        algorithm=header.algorithm,
+        driver=header.driver,
+        key_bits=key_bits,
+        block_size=test.block_size,
+        op=op,
+        cycles_per_operation=result.cycles_per_operation or 0,
+        cycles_per_byte=cycles_per_byte if isinstance(cycles_per_byte, int) else None,
+        mode=header.mode,
+    )
+
+
+def _op_and_key(header: _Header, test: _CipherTest | _HashTest) -> tuple[str, int | None]:
+    if isinstance(test, _HashTest):
+        op = "digest" if test.update_size == test.block_size else f"update-{test.update_size}"
+        return op, None
+    return header.op or "encrypt", test.key_bits
 
 
 def _nothing_found(source_name: str, text: str, cycle_results: int) -> str:
