@@ -1,6 +1,6 @@
 """(b) A/A stability and (c) sensitivity, with a slowdown injected into one driver.
 
-Run inside the QEMU board with the test-only drivers loaded (tests/kmod):
+Run inside the QEMU board with the test-only drivers loaded (pytest_hwcrypto/kmod):
 
     .venv/bin/hwcrypto vm qemu --test-drivers \\
         --exec '.venv/bin/python benchmarks/driver_sensitivity.py --trials 20 --seconds 4 --json -'

@@ -1,6 +1,6 @@
 """Is a run that is "off as a whole" one session's doing, and which driver's?
 
-Run inside the QEMU board with the test-only drivers loaded (tests/kmod):
+Run inside the QEMU board with the test-only drivers loaded (pytest_hwcrypto/kmod):
 
     .venv/bin/hwcrypto vm qemu --test-drivers \\
         --exec '.venv/bin/python benchmarks/session_offsets.py 4096 40 3'

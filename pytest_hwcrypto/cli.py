@@ -66,6 +66,7 @@ def cmd_vm(args: argparse.Namespace) -> int:
         args.modules,
         cryptodev=args.cryptodev,
         test_drivers=args.test_drivers,
+        third_party=args.third_party,
     )
     board.check_prerequisites()
     pytest_args: list[str] = args.pytest_args
@@ -204,8 +205,14 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--test-drivers",
         action="store_true",
-        help="load the test-only drivers of tests/kmod (wrong or slow on purpose), built "
-        "for its kernel (cached) (QEMU only)",
+        help="load the test-only drivers of pytest_hwcrypto/kmod (wrong or slow on purpose), "
+        "built for its kernel (cached) (QEMU only)",
+    )
+    parser.add_argument(
+        "--third-party",
+        metavar="DIR",
+        help="directory holding cryptodev-linux's source tarball for --cryptodev "
+        "(default: $HWCRYPTO_THIRD_PARTY, else shared/third_party beside a source checkout)",
     )
     parser.add_argument(
         "--exec",

@@ -495,7 +495,8 @@ test_drivers_or_skip.__test__ = False  # type: ignore[attr-defined]
 
 @pytest.fixture
 def hwcrypto_test_drivers(hwcrypto_run: HwcryptoRun) -> Iterator[TestDriversControl]:
-    """The test-only drivers of tests/kmod, loaded by the QEMU board's --hwcrypto-test-drivers.
+    """The test-only drivers of pytest_hwcrypto/kmod, loaded by the QEMU board's
+    --hwcrypto-test-drivers.
 
     `setting(parameter, driver, value)` makes one driver wrong or slow for a block and
     puts the old value back; `loaded_with({parameter: {driver: value}})` reloads the module

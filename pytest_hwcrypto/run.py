@@ -48,7 +48,7 @@ BOARD_KIND_ENV = "HWCRYPTO_BOARD_KIND"
 # Set by the outer session for the inner one: {board path: host path} of the result files
 # it copies out, so the inner session's summary names the files the caller will find.
 HOST_PATHS_ENV = "HWCRYPTO_BOARD_HOST_PATHS"
-# Set likewise when asked to load the test-only drivers (tests/kmod): how the insmod went,
+# Set likewise when asked to load the test-only drivers (pytest_hwcrypto/kmod): how the insmod went,
 # and where the module is, so a test can reload it with other load-time parameters.
 TEST_DRIVERS_STATE_ENV = "HWCRYPTO_BOARD_TEST_DRIVERS"
 TEST_DRIVERS_MODULE_ENV = "HWCRYPTO_BOARD_TEST_DRIVERS_MODULE"

@@ -101,7 +101,7 @@ def terminal_summary(
     from pytest_hwcrypto.report.summary import TITLE, Context, summary_lines
 
     context = Context(
-        verbosity=config.get_verbosity(),
+        verbosity=config.getoption("verbose"),
         width=config.get_terminal_writer().fullwidth,
         json_path=host_path(run.options.json) if run.options.json else None,
         board=os.environ.get(BOARD_KIND_ENV, "host"),

@@ -253,6 +253,14 @@ class Options:
         "DIR",
         board_role=BoardRole.CHOOSES_BOARD,
     )
+    third_party: str | None = _setting(
+        "directory holding the third-party module sources the QEMU board builds "
+        "(cryptodev-linux-*.tar.gz for --hwcrypto-cryptodev); default: shared/third_party "
+        "beside a source checkout",
+        parse_text,
+        "DIR",
+        board_role=BoardRole.CHOOSES_BOARD,
+    )
     vm_timeout: float = _setting(
         "seconds before a virtual board is ended",
         parse_positive_float,
@@ -357,8 +365,8 @@ class Options:
     # Passed on into a board likewise. The drivers are wrong or slow on purpose: only the
     # QEMU board builds and loads them; a session on a real kernel never loads them itself.
     test_drivers: bool = _setting(
-        "load the test-only drivers of tests/kmod (wrong or slow on purpose, to prove the "
-        "suites catch them): on --hwcrypto-vm=qemu, build them for the board's kernel and "
+        "load the test-only drivers of pytest_hwcrypto/kmod (wrong or slow on purpose, to prove "
+        "the suites catch them): on --hwcrypto-vm=qemu, build them for the board's kernel and "
         "load them; elsewhere, use them only if already loaded, with a warning",
         parse_bool,
         "BOOL",

@@ -8,6 +8,7 @@ writable host directory) and copied to the caller's paths afterwards.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_hwcrypto.boards.base import Board, BoardError
+from pytest_hwcrypto.boards.kmod_build import THIRD_PARTY_ENV
 from pytest_hwcrypto.boards.uml import UmlBoard
 from pytest_hwcrypto.run import resolve_baseline_path
 from pytest_hwcrypto.settings import COMMAND_LINE, SETTINGS, BoardRole, Resolved, Setting
@@ -141,11 +143,14 @@ def make_board(
     modules: str | None,
     cryptodev: bool = False,
     test_drivers: bool = False,
+    third_party: str | None = None,
 ) -> Board:
     """The board of this kind (a BoardKind, or the same word from the command line).
 
     `cryptodev`: give the board /dev/crypto (cryptodev-linux, built for its kernel);
-    `test_drivers`: load the test-only drivers of tests/kmod (built for its kernel).
+    `test_drivers`: load the test-only drivers of pytest_hwcrypto/kmod (built for its kernel);
+    `third_party`: where cryptodev-linux's source is (else $HWCRYPTO_THIRD_PARTY, else
+    shared/third_party beside a source checkout).
     """
     kernel_path = Path(kernel) if kernel else None
     modules_path = Path(modules) if modules else None
@@ -159,9 +164,13 @@ def make_board(
         # Imported here: the QEMU board pulls in more than a UML-only user needs.
         from pytest_hwcrypto.boards.qemu import QemuBoard
 
+        environ = dict(os.environ)
+        if third_party:
+            environ[THIRD_PARTY_ENV] = third_party
         return QemuBoard(
             kernel=kernel_path,
             modules_dir=modules_path,
+            environ=environ,
             cryptodev=cryptodev,
             test_drivers=test_drivers,
         )
@@ -176,8 +185,8 @@ UML_CANNOT_LOAD_CRYPTODEV = (
 )
 
 UML_CANNOT_LOAD_TEST_DRIVERS = (
-    "the UML board cannot load the test-only drivers (tests/kmod): they are built against "
-    "Debian's amd64 kernel headers, and the UML kernel has none to build against; use "
+    "the UML board cannot load the test-only drivers (pytest_hwcrypto/kmod): they are built "
+    "against Debian's amd64 kernel headers, and the UML kernel has none to build against; use "
     "--hwcrypto-vm=qemu (hwcrypto vm qemu --test-drivers)"
 )
 

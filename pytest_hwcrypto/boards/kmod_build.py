@@ -7,10 +7,12 @@ unmodified source from the third-party directory unpacked into a temporary direc
 the user's cache directory, keyed by kernel release and source hash, so the next board of
 the same kernel starts without building. Each step prints one progress line.
 
-Where the sources are: `$HWCRYPTO_THIRD_PARTY`, else `<repository>/../shared/third_party/`
-(or beside the local checkout this one was cloned from)
-beside a source checkout. They are third-party code (cryptodev-linux is GPL-2.0): never
-copied into this project, and neither is a built module.
+Where the third-party sources are: `--hwcrypto-third-party` / `$HWCRYPTO_THIRD_PARTY`,
+else, in a source checkout only, `<repository>/../shared/third_party/` (or beside the local
+checkout this one was cloned from); an installed package has no default and says so. They
+are third-party code (cryptodev-linux is GPL-2.0): never copied into this project, and
+neither is a built module. The project's own test drivers are package data
+(`pytest_hwcrypto/kmod`), found wherever the package is installed.
 
 A built module is unsigned and tied to its kernel's ABI: another release needs another
 build, which the cache key takes care of.
@@ -72,28 +74,31 @@ class ModuleSource:
 # cryptodev-linux's Makefile takes the kernel build directory as KERNEL_DIR.
 CRYPTODEV = ModuleSource("cryptodev", "cryptodev-linux-*.tar.gz", "cryptodev.ko")
 
-# The project's own test-only drivers (tests/kmod, GPL-2.0), wrong or slow on purpose. Only
-# a source checkout has them; its Makefile takes KERNEL_DIR like cryptodev-linux's.
-REPOSITORY = Path(pytest_hwcrypto.__file__).resolve().parent.parent
-TEST_DRIVERS = ModuleSource(
-    "hwcrypto_test", "kmod", "hwcrypto_test.ko", source_dir=REPOSITORY / "tests"
-)
+# The project's own test-only drivers (pytest_hwcrypto/kmod, GPL-2.0), wrong or slow on
+# purpose. Their source is package data, so an installed wheel builds them as a checkout
+# does; the Makefile takes KERNEL_DIR like cryptodev-linux's.
+PACKAGE = Path(pytest_hwcrypto.__file__).resolve().parent
+TEST_DRIVERS = ModuleSource("hwcrypto_test", "kmod", "hwcrypto_test.ko", source_dir=PACKAGE)
 
 
-def source_dir_of(spec: ModuleSource, environ: Mapping[str, str] | None = None) -> Path:
-    """Where the source of `spec` is looked up (its own directory, else the third-party one)."""
+def source_dir_of(spec: ModuleSource, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Where the source of `spec` is looked up (its own directory, else the third-party one;
+    None when no third-party directory is known)."""
     return spec.source_dir if spec.source_dir is not None else third_party_dir(environ)
 
 
-def third_party_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """$HWCRYPTO_THIRD_PARTY, else shared/third_party beside this source checkout -- or,
-    for a clone of a local checkout (`git clone /work/main /tmp/x`, how a fresh-clone CI
-    run is tried), beside the checkout it was cloned from. The first that exists; else the
-    one beside this checkout, which the error message then names."""
+def third_party_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """$HWCRYPTO_THIRD_PARTY (which --hwcrypto-third-party sets), else, when this package
+    runs from a source checkout, shared/third_party beside it -- or, for a clone of a local
+    checkout (`git clone /work/main /tmp/x`, how a fresh-clone CI run is tried), beside the
+    checkout it was cloned from: the first that exists, else the one beside this checkout,
+    which the error message then names. An installed package has no default: None."""
     env = os.environ if environ is None else environ
     if env.get(THIRD_PARTY_ENV):
         return Path(env[THIRD_PARTY_ENV])
     repository = Path(pytest_hwcrypto.__file__).resolve().parent.parent
+    if not (repository / "pyproject.toml").is_file():
+        return None  # site-packages: nothing beside it is ours
     candidates = [repository.parent / "shared" / "third_party"]
     origin = _local_origin(repository)
     if origin is not None:
@@ -119,23 +124,33 @@ def _local_origin(repository: Path) -> Path | None:
     return None
 
 
-def find_source(spec: ModuleSource, directory: Path) -> Path:
+NO_THIRD_PARTY_DIR = (
+    "building {name} needs its source ({pattern}), and no directory holding it was given: "
+    "point --hwcrypto-third-party (or HWCRYPTO_THIRD_PARTY; `hwcrypto vm --third-party`) "
+    "at the directory that holds it"
+)
+
+
+def find_source(spec: ModuleSource, directory: Path | None) -> Path:
+    if directory is None:
+        raise KmodBuildError(NO_THIRD_PARTY_DIR.format(name=spec.name, pattern=spec.pattern))
     found = sorted(directory.glob(spec.pattern))
     if not found and spec.source_dir is not None:
         raise KmodBuildError(
-            f"building {spec.name} needs {directory / spec.pattern}, which only a source "
-            "checkout of pytest-hwcrypto has (git clone it; an installed wheel has no tests/)"
+            f"building {spec.name} needs {directory / spec.pattern}, which is part of the "
+            "pytest-hwcrypto package: this installation is incomplete (reinstall it)"
         )
     if not found:
         raise KmodBuildError(
             f"building {spec.name} needs its source {spec.pattern} in {directory}, which has "
-            f"none: set {THIRD_PARTY_ENV} to the directory that holds it"
+            f"none: point --hwcrypto-third-party (or {THIRD_PARTY_ENV}; `hwcrypto vm "
+            "--third-party`) at the directory that holds it"
         )
     if len(found) > 1:
         names = ", ".join(path.name for path in found)
         raise KmodBuildError(
             f"{directory} holds several {spec.pattern} ({names}): keep one, or point "
-            f"{THIRD_PARTY_ENV} at a directory with exactly one"
+            f"--hwcrypto-third-party ({THIRD_PARTY_ENV}) at a directory with exactly one"
         )
     return found[0]
 

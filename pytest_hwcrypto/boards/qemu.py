@@ -212,7 +212,7 @@ class QemuBoard(Board):
     modules_dir: its .../lib/modules/<release> when not under /lib/modules; environ: where
     HWCRYPTO_KVM is read (default os.environ); cryptodev: build cryptodev-linux for the
     kernel and load it in the guest, so the board has /dev/crypto; test_drivers: build the
-    test-only drivers of tests/kmod (wrong or slow on purpose) and load them.
+    test-only drivers of pytest_hwcrypto/kmod (wrong or slow on purpose) and load them.
     """
 
     name = "qemu"
@@ -298,7 +298,8 @@ class QemuBoard(Board):
             # before anything is built or booted.
             from pytest_hwcrypto.boards import kmod_build
 
-            kmod_build.find_source(kmod_build.CRYPTODEV, kmod_build.third_party_dir())
+            spec = kmod_build.CRYPTODEV
+            kmod_build.find_source(spec, kmod_build.source_dir_of(spec, self._environ))
         if self.test_drivers:
             from pytest_hwcrypto.boards import kmod_build
 
@@ -417,7 +418,9 @@ class QemuBoard(Board):
         ]
         for spec, file_name, asked in wanted:
             if asked:
-                built = kmod_build.build_module(spec, self.release(), progress)
+                built = kmod_build.build_module(
+                    spec, self.release(), progress, environ=self._environ
+                )
                 shutil.copyfile(built, run_dir / file_name)
 
     def guest_script(self, command_script: str, run_dir: Path, cwd: Path) -> str:

@@ -47,7 +47,12 @@ def run_pytest_session_in_board(
     try:
         options = run.options
         board = make_board(
-            kind, options.kernel, options.modules, options.cryptodev, options.test_drivers
+            kind,
+            options.kernel,
+            options.modules,
+            options.cryptodev,
+            options.test_drivers,
+            third_party=options.third_party,
         )
         board.check_prerequisites()
     except BoardError as error:

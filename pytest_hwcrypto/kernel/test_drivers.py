@@ -1,10 +1,10 @@
-"""The test-only drivers of tests/kmod (module hwcrypto_test): their names and parameters.
+"""The test-only drivers of pytest_hwcrypto/kmod (module hwcrypto_test): their names and parameters.
 
 The module registers four drivers that are correct by default and can be made wrong or
 slow on purpose, one at a time, so a test can prove a suite catches a real faulty driver
 in the kernel rather than bytes damaged after the fact. Every parameter is an array with
 one value per driver (in DRIVERS order), written as "v0,v1,v2,v3" to
-/sys/module/hwcrypto_test/parameters/<name>; tests/kmod/hwcrypto_test.c says what each
+/sys/module/hwcrypto_test/parameters/<name>; pytest_hwcrypto/kmod/hwcrypto_test.c says what each
 does. `priority` is read at load time only: a reload (`loaded_with`) or a re-rank
 (kernel/rerank.py) changes which driver wins.
 

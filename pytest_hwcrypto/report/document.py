@@ -17,6 +17,10 @@ from pytest_hwcrypto.report.html import render_html
 from pytest_hwcrypto.report.shaping import ReportData, ReportInput, file_labels, shape
 
 DEFAULT_TITLE = "pytest-hwcrypto report"
+MATPLOTLIB_MISSING = (
+    "the report's plots need matplotlib, which is not installed: "
+    "pip install 'pytest-hwcrypto[report]' (or apt-get install python3-matplotlib)"
+)
 
 
 class ReportError(ValueError):
@@ -39,8 +43,14 @@ def load_inputs(paths: Sequence[str]) -> list[ReportInput]:
 
 
 def report_from_results(inputs: Sequence[ReportInput]) -> tuple[ReportData, bytes]:
-    """The shaped data and the figure drawn from it (matplotlib is imported only here)."""
-    from pytest_hwcrypto.report.plots import render_png
+    """The shaped data and the figure drawn from it (matplotlib is imported only here: a
+    board that only runs suites need not carry it)."""
+    try:
+        from pytest_hwcrypto.report.plots import render_png
+    except ImportError as error:
+        if error.name is None or not error.name.startswith("matplotlib"):
+            raise
+        raise ReportError(MATPLOTLIB_MISSING) from None
 
     data = shape(inputs)
     return data, render_png(data)

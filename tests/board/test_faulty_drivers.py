@@ -1,6 +1,6 @@
 """The shipped suites against kernel drivers that are wrong or slow on purpose.
 
-The test-only module of tests/kmod (hwcrypto_test) registers cbc(aes), gcm(aes) and sha256
+The test-only module of pytest_hwcrypto/kmod (hwcrypto_test) registers cbc(aes), gcm(aes) and sha256
 drivers wrapping the generic code; a module parameter makes one of them wrong under one
 condition (long requests, decryption, an odd scatterlist split, one key length, a stale
 chained IV) or slow. Each test switches a fault on, runs a suite in a pytester subprocess

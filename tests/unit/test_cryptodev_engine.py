@@ -162,7 +162,9 @@ def test_prepare_builds_for_the_boards_release_and_puts_the_module_in_the_run_di
     built.write_bytes(b"module")
     asked: list[str] = []
 
-    def build_module(spec: kmod_build.ModuleSource, release: str, progress: Any) -> Path:
+    def build_module(
+        spec: kmod_build.ModuleSource, release: str, progress: Any, **options: Any
+    ) -> Path:
         asked.append(release)
         progress(f"{spec.name} for {release}: cached build {built}")
         return built

@@ -125,7 +125,9 @@ def test_the_source_must_be_there_once(setup: dict[str, Any], tmp_path: Path) ->
     empty = tmp_path / "empty"
     empty.mkdir()
     setup["environ"] = {kmod_build.THIRD_PARTY_ENV: str(empty)}
-    with pytest.raises(KmodBuildError, match="set HWCRYPTO_THIRD_PARTY"):
+    with pytest.raises(
+        KmodBuildError, match=r"point --hwcrypto-third-party \(or HWCRYPTO_THIRD_PARTY"
+    ):
         kmod_build.build_module(SPEC, RELEASE, lambda line: None, **setup)
     _tarball(tmp_path / "third_party", "demo-2.0.tar.gz")
     with pytest.raises(KmodBuildError, match="several demo-"):
@@ -134,8 +136,30 @@ def test_the_source_must_be_there_once(setup: dict[str, Any], tmp_path: Path) ->
 
 def test_third_party_is_beside_the_checkout_unless_overridden() -> None:
     default = kmod_build.third_party_dir({})
-    assert default.parts[-2:] == ("shared", "third_party")
+    assert default is not None and default.parts[-2:] == ("shared", "third_party")
     assert kmod_build.third_party_dir({kmod_build.THIRD_PARTY_ENV: "/x"}) == Path("/x")
+
+
+def test_an_installed_package_has_no_third_party_default_and_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Installed from a wheel, site-packages is no checkout: nothing beside it is looked at,
+    and the error names the option and the variable instead of a path in site-packages."""
+    site = tmp_path / "site-packages"
+    (site / "pytest_hwcrypto").mkdir(parents=True)
+    monkeypatch.setattr(kmod_build.pytest_hwcrypto, "__file__", str(site / "pytest_hwcrypto" / "x"))
+    assert kmod_build.third_party_dir({}) is None
+    with pytest.raises(KmodBuildError) as error:
+        kmod_build.find_source(kmod_build.CRYPTODEV, kmod_build.third_party_dir({}))
+    message = str(error.value)
+    assert "--hwcrypto-third-party" in message and "HWCRYPTO_THIRD_PARTY" in message
+    assert "site-packages" not in message
+
+
+def test_the_third_party_option_reaches_the_qemu_board_build(tmp_path: Path) -> None:
+    board = make_board("qemu", None, None, cryptodev=True, third_party=str(tmp_path))
+    spec = kmod_build.CRYPTODEV
+    assert kmod_build.source_dir_of(spec, board._environ) == tmp_path  # type: ignore[attr-defined]
 
 
 def test_vermagic_and_digests(tmp_path: Path) -> None:
@@ -170,13 +194,13 @@ def test_a_module_of_this_repository_builds_from_its_own_directory(
     assert f"KERNEL_DIR={setup['headers_root']}/linux-headers-{RELEASE}" in make
 
 
-def test_the_test_drivers_are_found_in_this_checkout_and_missing_ones_say_why(
+def test_the_test_drivers_are_found_in_the_package_and_missing_ones_say_why(
     tmp_path: Path,
 ) -> None:
     spec = kmod_build.TEST_DRIVERS
     assert kmod_build.find_source(spec, kmod_build.source_dir_of(spec)).name == "kmod"
     assert (kmod_build.source_dir_of(spec) / "kmod" / "hwcrypto_test.c").is_file()
-    with pytest.raises(KmodBuildError, match="only a source checkout"):
+    with pytest.raises(KmodBuildError, match="part of the pytest-hwcrypto package"):
         kmod_build.find_source(spec, tmp_path)
 
 

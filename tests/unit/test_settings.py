@@ -94,6 +94,7 @@ def test_board_roles_say_what_a_board_run_does_with_each_option() -> None:
         "vm",
         "kernel",
         "modules",
+        "third_party",
         "vm_timeout",
     ]
     assert [n for n, r in roles.items() if r is BoardRole.INPUT_FILE] == ["board", "baseline"]

@@ -101,8 +101,9 @@ def test_a_module_the_board_did_not_load_cannot_be_reloaded(sysfs: Path) -> None
 
 def test_the_parameters_named_here_are_the_modules_own() -> None:
     """Python's list of parameters, their run-time writability and the README's table say
-    what tests/kmod/hwcrypto_test.c declares (a parameter added there must be added here)."""
-    kmod = Path(__file__).resolve().parents[1] / "kmod"
+    what pytest_hwcrypto/kmod/hwcrypto_test.c declares (a parameter added there must be added
+    here)."""
+    kmod = Path(test_drivers.__file__).resolve().parents[1] / "kmod"
     source = (kmod / "hwcrypto_test.c").read_text()
     declared = dict(re.findall(r"module_param_array\((\w+), \w+, NULL, (0\d+)\);", source))
     assert declared == {
@@ -114,9 +115,9 @@ def test_the_parameters_named_here_are_the_modules_own() -> None:
     assert set(re.findall(r"^\| `(\w+)` \|", readme, re.MULTILINE)) >= set(declared)
 
 
-# tests/kmod/README.md's table "Which test catches each mode", checked against the board
+# pytest_hwcrypto/kmod/README.md's table "Which test catches each mode", checked against the board
 # tests it names.
-KMOD_README = Path(__file__).resolve().parents[1] / "kmod" / "README.md"
+KMOD_README = Path(test_drivers.__file__).resolve().parents[1] / "kmod" / "README.md"
 FAULTY_DRIVERS_TESTS = Path(__file__).resolve().parents[1] / "board" / "test_faulty_drivers.py"
 
 
