@@ -27,21 +27,33 @@ class CliError(Exception):
 
 
 def cmd_inventory(args: argparse.Namespace) -> int:
+    from pytest_hwcrypto.kernel.evidence import gather_live_facts
     from pytest_hwcrypto.kernel.facts import gather_kernel_facts
     from pytest_hwcrypto.kernel.inventory import build_inventory, format_inventory_table
-    from pytest_hwcrypto.kernel.procfs import read_proc_crypto
+    from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_capture
+    from pytest_hwcrypto.profile import load_profile
+    from pytest_hwcrypto.vocabulary import PROC_CRYPTO
 
     path = Path(args.proc_crypto)
+    live = path == PROC_CRYPTO
     try:
-        entries = build_inventory(read_proc_crypto(path))
-    except FileNotFoundError:
-        raise CliError(f"{path} not found: this kernel has no crypto API procfs") from None
+        parsed = read_capture(path)
+    except ProcCryptoError as error:
+        if live and not path.exists():
+            raise CliError(f"{path} not found: this kernel has no crypto API procfs") from None
+        raise CliError(str(error)) from None
+    _print_notes(parsed.notes)
+    overrides = load_profile(args.board).classify if args.board else ()
+    facts = gather_live_facts(parsed.algs) if live else None
+    if facts is not None:
+        _print_notes(facts.notes)
+    entries = build_inventory(parsed.algs, overrides=overrides, live=facts)
     if args.json:
-        facts = gather_kernel_facts()
+        kernel = gather_kernel_facts().to_json() if live else {"capture": str(path)}
         json.dump(
             {
                 "schema": RESULTS_SCHEMA,
-                "kernel": facts.to_json(),
+                "kernel": kernel,
                 "inventory": [entry.to_json() for entry in entries],
             },
             sys.stdout,
@@ -49,8 +61,19 @@ def cmd_inventory(args: argparse.Namespace) -> int:
         )
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_inventory_table(entries) + "\n")
+        sys.stdout.write(format_inventory_table(entries, evidence=args.evidence) + "\n")
     return 0
+
+
+_MAX_NOTES = 10
+
+
+def _print_notes(notes: Sequence[str]) -> None:
+    """What the reader left out, one line each on stderr (the first ten, then a count)."""
+    for note in notes[:_MAX_NOTES]:
+        sys.stderr.write(f"hwcrypto: note: {note}\n")
+    if len(notes) > _MAX_NOTES:
+        sys.stderr.write(f"hwcrypto: note: ... and {len(notes) - _MAX_NOTES} more\n")
 
 
 def cmd_vm(args: argparse.Namespace) -> int:
@@ -181,7 +204,18 @@ def _add_inventory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--proc-crypto",
         default="/proc/crypto",
         metavar="PATH",
-        help="read this file instead of /proc/crypto (e.g. a capture)",
+        help="read this file instead of /proc/crypto: a capture, also as pasted (prompts, "
+        "grep excerpts, CRLF, records without blank lines)",
+    )
+    parser.add_argument(
+        "--board",
+        metavar="PROFILE.toml",
+        help="board profile whose [[classify]] entries set the class of drivers it names",
+    )
+    parser.add_argument(
+        "--evidence",
+        action="store_true",
+        help="add a column saying which evidence decided each class",
     )
     parser.set_defaults(func=cmd_inventory)
 

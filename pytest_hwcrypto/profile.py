@@ -22,10 +22,11 @@ from pytest_hwcrypto.vocabulary import PROFILE_DRIVER_CLASSES, RuleType
 
 DRIVER_CLASSES = tuple(str(driver_class) for driver_class in PROFILE_DRIVER_CLASSES)
 RULE_TYPES = RuleType.values()
-_TOP_LEVEL = ("board", "expect", "rule", "waive", "settings", "containers")
+_TOP_LEVEL = ("board", "expect", "rule", "waive", "settings", "containers", "classify")
 _EXPECT_KEYS = ("algorithm", "driver", "class", "module", "reason", "dmcrypt")
 _WAIVE_KEYS = ("driver", "container", "algorithm", "check", "reason")
 _CONTAINER_KEYS = ("devices", "configs")
+_CLASSIFY_KEYS = ("driver", "module", "class", "reason")
 
 
 class ProfileError(ValueError):
@@ -64,6 +65,22 @@ class Waiver:
 
 
 @dataclass(frozen=True)
+class ClassifyEntry:
+    """`[[classify]]`: the class of drivers this board's kernel has and the table may not know.
+
+    ``driver`` is a shell-style glob on the driver name (``ss-*``); ``module`` narrows it.
+    The inventory's ``class_evidence`` then reads ``profile: [[classify]] driver = ss-*
+    (board.toml:12)``.
+    """
+
+    driver: str
+    driver_class: str
+    where: str  # "board.toml:12"
+    module: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class ContainerKeys:
     """`[containers]`: what the board's LXC containers must get, and which configs to audit."""
 
@@ -80,6 +97,7 @@ class BoardProfile:
     waivers: tuple[Waiver, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
     containers: ContainerKeys | None = None  # [containers]; None when the table is absent
+    classify: tuple[ClassifyEntry, ...] = ()  # [[classify]], in file order (first match wins)
 
     def waiver_for(self, driver: str, check: str) -> Waiver | None:
         return next((w for w in self.waivers if w.covers(driver, check)), None)
@@ -97,6 +115,10 @@ class _Locator:
         entry = table if index is None else f"{table} #{index + 1}"
         location = f"{self.path}:{line}" if line else str(self.path)
         return f"{location}: [{entry}]" + (f" {key}" if key else "")
+
+    def line_of(self, table: str, index: int | None, key: str | None) -> int | None:
+        """The line of ``key`` in the ``index``-th ``[[table]]`` (its header line without key)."""
+        return self._line(table, index, key)
 
     def _line(self, table: str, index: int | None, key: str | None) -> int | None:
         header = re.compile(
@@ -164,6 +186,9 @@ def parse_profile(text: str, path: Path) -> BoardProfile:
         waivers=tuple(_waiver(w, i, locate) for i, w in enumerate(_array(data, "waive", locate))),
         settings=dict(settings),
         containers=_containers(data, locate),
+        classify=tuple(
+            _classify(c, i, locate) for i, c in enumerate(_array(data, "classify", locate))
+        ),
     )
 
 
@@ -257,6 +282,24 @@ def _containers(data: dict[str, Any], locate: _Locator) -> ContainerKeys | None:
     return ContainerKeys(
         devices=lists["devices"], configs=lists["configs"] if "configs" in table else None
     )
+
+
+def _classify(entry: dict[str, Any], index: int, locate: _Locator) -> ClassifyEntry:
+    _reject_unknown_keys(entry, _CLASSIFY_KEYS, "classify", index, locate)
+    where = locate.where("classify", index)
+    driver = _string(entry, "driver", where, required=True)
+    driver_class = _string(entry, "class", where, required=True)
+    if driver_class not in DRIVER_CLASSES:
+        raise ProfileError(
+            f"{locate.where('classify', index, 'class')}: unknown class "
+            f"{driver_class!r} (choose from {', '.join(DRIVER_CLASSES)})"
+        )
+    module = _string(entry, "module", locate.where("classify", index, "module"))
+    reason = _string(entry, "reason", locate.where("classify", index, "reason"))
+    assert driver is not None and driver_class is not None
+    line = locate.line_of("classify", index, "driver")
+    place = f"{locate.path}:{line}" if line else str(locate.path)
+    return ClassifyEntry(driver, driver_class, place, module, reason)
 
 
 def _waiver(entry: dict[str, Any], index: int, locate: _Locator) -> Waiver:

@@ -27,7 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
-from pytest_hwcrypto.kernel.classify import classify_driver, is_hardware
+from pytest_hwcrypto.kernel.classify import is_hardware
+from pytest_hwcrypto.kernel.classify_evidence import ClassOverride, LiveFacts, classify_all
 from pytest_hwcrypto.kernel.procfs import CryptoAlg
 
 # /proc/crypto "type" -> the API family that finds it (see the module docstring).
@@ -48,6 +49,7 @@ TYPE_FAMILIES = {
 COMPARABLE_TYPES = ("skcipher", "lskcipher", "aead", "ahash", "shash", "cipher", "akcipher")
 
 _TABLE_COLUMNS = ("name", "driver", "module", "priority", "class", "winner", "selftest")
+_EVIDENCE_COLUMN = "class evidence"
 
 Classifier = Callable[[str, str], str]
 
@@ -61,11 +63,13 @@ def type_family(alg_type: str | None) -> str:
 
 @dataclass(frozen=True)
 class InventoryEntry:
-    """A /proc/crypto entry with its driver class and winner flag."""
+    """A /proc/crypto entry with its driver class, the evidence for it, and winner flag."""
 
     alg: CryptoAlg
     driver_class: str
     winner: bool
+    # One line saying what decided the class ("name table: ...", "sysfs: ...", "unknown: ...").
+    class_evidence: str = ""
 
     @property
     def name(self) -> str:
@@ -112,6 +116,7 @@ class InventoryEntry:
             "priority": self.priority,
             "type": self.type,
             "class": self.driver_class,
+            "class_evidence": self.class_evidence,
             "selftest": self.selftest,
             "winner": self.winner,
             "refcnt": self.refcnt,
@@ -120,25 +125,45 @@ class InventoryEntry:
 
 
 def build_inventory(
-    algs: Iterable[CryptoAlg], classify: Classifier = classify_driver
+    algs: Iterable[CryptoAlg],
+    classify: Classifier | None = None,
+    *,
+    overrides: Sequence[ClassOverride] = (),
+    live: LiveFacts | None = None,
 ) -> list[InventoryEntry]:
-    """Classify every entry and mark the winners, keeping the /proc/crypto order."""
+    """Classify every entry and mark the winners, keeping the /proc/crypto order.
+
+    By default the class comes from evidence (``classify_evidence.classify_all``): the board
+    profile's ``[[classify]]`` entries (``overrides``), what the live kernel says (``live``,
+    from ``evidence.gather_live_facts``), the name table, the capture, templates. A
+    ``classify`` function replaces all of that (its evidence reads ``classifier: NAME``).
+    """
     listed = list(algs)
     winners = _winner_positions(listed)
+    if classify is not None:
+        label = f"classifier: {getattr(classify, '__name__', 'custom')}"
+        decided = [(classify(alg.driver, alg.module or ""), label) for alg in listed]
+    else:
+        decided = [
+            (found.driver_class, found.evidence) for found in classify_all(listed, overrides, live)
+        ]
     return [
         InventoryEntry(
             alg=alg,
-            driver_class=classify(alg.driver, alg.module or ""),
+            driver_class=driver_class,
             winner=position in winners,
+            class_evidence=evidence,
         )
-        for position, alg in enumerate(listed)
+        for position, (alg, (driver_class, evidence)) in enumerate(zip(listed, decided))
     ]
 
 
 def can_win(alg: CryptoAlg) -> bool:
     """Whether the kernel would hand this entry out for its name (see module docstring)."""
     tested = alg.selftest is None or alg.passed_selftest
-    return not alg.is_internal and tested
+    # A record from an excerpt without its name line cannot be asked for by name.
+    # A record cut short may have lost the selftest/internal lines that decide.
+    return bool(alg.name) and alg.complete and not alg.is_internal and tested
 
 
 def _winner_positions(algs: Sequence[CryptoAlg]) -> set[int]:
@@ -199,10 +224,14 @@ def find_driver(entries: Iterable[InventoryEntry], driver: str) -> InventoryEntr
     return None
 
 
-def format_inventory_table(entries: Iterable[InventoryEntry]) -> str:
-    """An aligned text table: name, driver, module, priority, class, winner (*), selftest."""
-    rows = [list(_TABLE_COLUMNS)] + [_table_row(entry) for entry in entries]
-    widths = [max(len(row[column]) for row in rows) for column in range(len(_TABLE_COLUMNS))]
+def format_inventory_table(entries: Iterable[InventoryEntry], evidence: bool = False) -> str:
+    """An aligned text table: name, driver, module, priority, class, winner (*), selftest
+    (and the class evidence when asked)."""
+    header = list(_TABLE_COLUMNS) + ([_EVIDENCE_COLUMN] if evidence else [])
+    rows = [header] + [
+        _table_row(entry) + ([entry.class_evidence] if evidence else []) for entry in entries
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows
     ]

@@ -192,6 +192,8 @@ class InventoryItem:
     driver_class: str | None = None
     priority: int | None = None
     winner: bool | None = None
+    # What decided driver_class ("sysfs: module virtio_crypto bound to ..."); older files: None.
+    class_evidence: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> InventoryItem:
@@ -207,6 +209,7 @@ class InventoryItem:
             driver_class=text("class"),
             priority=priority if is_number else None,
             winner=winner if isinstance(winner, bool) else None,
+            class_evidence=text("class_evidence"),
         )
 
 

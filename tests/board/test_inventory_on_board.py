@@ -42,7 +42,38 @@ def test_qemu_board_has_aesni_and_virtio_crypto(
     if board_kind != "qemu":
         pytest.skip("QEMU board only")
     drivers = _by_driver(_inventory(capsys))
-    assert drivers["virtio_crypto_aes_cbc"]["class"] == "offload"
+    virtio = drivers["virtio_crypto_aes_cbc"]
+    assert virtio["class"] == "offload"
+    # The live kernel decides, not the name table: the module's bus driver is bound to the
+    # virtio-crypto PCI function's virtio device (or crypto_user flags it KERN_DRIVER_ONLY).
+    evidence = str(virtio["class_evidence"])
+    assert evidence.startswith(
+        (
+            "sysfs: module virtio_crypto bound to virtio device virtio",
+            "crypto_user: KERN_DRIVER_ONLY",
+        )
+    ), evidence
     aesni = [d for d in drivers if isinstance(d, str) and d.endswith("-aesni")]
     assert "cbc-aes-aesni" in aesni
     assert {drivers[d]["class"] for d in aesni} == {"cpu-accel"}
+    # aesni_intel binds no device: its class comes from the name table.
+    assert str(drivers["cbc-aes-aesni"]["class_evidence"]).startswith("name table: ")
+
+
+def test_every_class_says_which_evidence_decided_it(capsys: pytest.CaptureFixture[str]) -> None:
+    entries = _inventory(capsys)
+    kinds = {str(entry["class_evidence"]).split(":", 1)[0] for entry in entries}
+    assert kinds <= {
+        "crypto_user",
+        "sysfs",
+        "device tree",
+        "name table",
+        "capture",
+        "template",
+        "unknown",
+    }, kinds
+    assert all(
+        entry["class"] != "generic"
+        or not str(entry["class_evidence"]).startswith(("sysfs", "crypto_user"))
+        for entry in entries
+    )

@@ -26,6 +26,16 @@ CAPTURE_FILES = sorted(CAPTURES.glob("*.txt"))
 UML = CAPTURES / "uml-6.1.176.txt"
 UML_TEMPLATES = CAPTURES / "uml-6.1.176-templates.txt"
 HOST = CAPTURES / "host-6.18.44-fc-v782.txt"
+EVIDENCE_KINDS = {
+    "profile",
+    "crypto_user",
+    "sysfs",
+    "device tree",
+    "name table",
+    "capture",
+    "template",
+    "unknown",
+}
 
 
 def inventory(path: Path) -> list[InventoryEntry]:
@@ -63,7 +73,9 @@ def test_every_entry_has_a_class_and_json_item(path: Path) -> None:
     assert [entry.alg for entry in entries] == algs
     for entry in entries:
         assert entry.driver_class in DRIVER_CLASSES
-        assert entry.driver_class == classify_driver(entry.driver, entry.module or "")
+        assert entry.class_evidence.split(":", 1)[0] in EVIDENCE_KINDS, entry.class_evidence
+        if entry.class_evidence.startswith("name table:"):
+            assert entry.driver_class == classify_driver(entry.driver, entry.module or "")
         item = entry.to_json()
         assert list(item) == [
             "name",
@@ -72,6 +84,7 @@ def test_every_entry_has_a_class_and_json_item(path: Path) -> None:
             "priority",
             "type",
             "class",
+            "class_evidence",
             "selftest",
             "winner",
             "refcnt",
@@ -275,6 +288,8 @@ def test_to_json_values() -> None:
         "priority": 401,
         "type": "skcipher",
         "class": "cpu-accel",
+        "class_evidence": "name table: module aesni_intel "
+        "(x86 AES-NI / VAES (aesni_intel; __*-aesni are its internal helpers))",
         "selftest": "passed",
         "winner": False,
         "refcnt": 1,
@@ -283,8 +298,12 @@ def test_to_json_values() -> None:
 
 
 def test_custom_classifier_is_used() -> None:
-    entries = build_inventory(parse_proc_crypto(AESNI), classify=lambda driver, module: "x")
+    def always_x(driver: str, module: str) -> str:
+        return "x"
+
+    entries = build_inventory(parse_proc_crypto(AESNI), classify=always_x)
     assert {entry.driver_class for entry in entries} == {"x"}
+    assert {entry.class_evidence for entry in entries} == {"classifier: always_x"}
 
 
 def test_find_driver_and_drivers_of_when_absent() -> None:
@@ -361,3 +380,15 @@ def test_format_of_missing_values_uses_dashes() -> None:
         "*",
         "-",
     ]
+
+
+def test_a_record_cut_short_or_without_a_name_never_wins() -> None:
+    text = "name : aes\ndriver : aes-generic\nmodule : kernel\npriority : 100\ntype : cipher\n\n"
+    cut = text + "name : aes\ndriver : aes-ce\nmodule : kernel\npriority : 300\n"
+    entries = build_inventory(parse_proc_crypto(cut))
+    assert [(entry.driver, entry.winner) for entry in entries] == [
+        ("aes-generic", True),
+        ("aes-ce", False),
+    ]
+    nameless = build_inventory(parse_proc_crypto("driver : aes-ce\n"))
+    assert [(entry.driver, entry.winner) for entry in nameless] == [("aes-ce", False)]

@@ -14,8 +14,10 @@ import pytest
 from pytest_hwcrypto.kernel.procfs import (
     CryptoAlg,
     ProcCryptoError,
+    parse_capture_bytes,
     parse_proc_crypto,
     parse_proc_crypto_detailed,
+    read_capture,
     read_proc_crypto,
 )
 
@@ -243,15 +245,27 @@ def test_missing_optional_fields_are_none() -> None:
     assert not alg.passed_selftest and not alg.is_internal
 
 
-@pytest.mark.parametrize("missing", ["name", "driver"])
-def test_record_without_name_or_driver_is_an_error_naming_source_and_line(missing: str) -> None:
-    lines = [line for line in ONE.splitlines() if not line.startswith(missing)]
+def test_record_without_driver_is_left_out_with_a_note_naming_source_and_line() -> None:
+    lines = [line for line in ONE.splitlines() if not line.startswith("driver")]
     text = ONE + "\n".join(lines) + "\n\n"
-    with pytest.raises(ProcCryptoError) as raised:
-        parse_proc_crypto(text, "board.txt")
-    assert str(raised.value).startswith("board.txt:13: record has no ")
-    assert repr(missing) in str(raised.value)
-    assert raised.value.line == 13 and raised.value.source == "board.txt"
+    parsed = parse_proc_crypto_detailed(text, "board.txt")
+    assert [alg.driver for alg in parsed.algs] == ["aes-generic"]
+    assert parsed.notes == ("board.txt:13: record 'aes' has no 'driver' line: skipped",)
+
+
+def test_fields_without_a_name_line_above_are_left_out_with_one_note() -> None:
+    lines = [line for line in ONE.splitlines() if not line.startswith(("name", "driver"))]
+    text = ONE + "\n".join(lines) + "\n\n"
+    parsed = parse_proc_crypto_detailed(text, "board.txt")
+    assert len(parsed.algs) == 1
+    assert parsed.notes == (
+        "board.txt:13: 'module : kernel' outside a record (no 'name' line above)",
+    )
+
+
+def test_a_file_with_no_record_at_all_is_one_error_naming_it() -> None:
+    with pytest.raises(ProcCryptoError, match=r"^notes.txt: no /proc/crypto record in it"):
+        parse_proc_crypto("Hello: world\nsome prose\n", "notes.txt")
 
 
 def test_duplicate_names_and_identical_records_are_all_kept() -> None:
@@ -278,27 +292,147 @@ def test_records_are_frozen() -> None:
         alg.priority = 5  # type: ignore[misc]
 
 
-def test_malformed_line_is_an_error_naming_source_and_line() -> None:
+def test_a_field_line_without_its_colon_is_skipped_with_a_note() -> None:
     text = ONE.replace("refcnt       : 1", "refcnt 1")
-    with pytest.raises(ProcCryptoError, match=r"^x:5: malformed line 'refcnt 1'"):
-        parse_proc_crypto(text, "x")
+    parsed = parse_proc_crypto_detailed(text, "x")
+    (alg,) = parsed.algs
+    assert alg.refcnt is None and alg.type == "cipher" and alg.max_keysize == 32
+    assert parsed.notes == ("x:5: malformed line 'refcnt 1' (expected 'key : value'): skipped",)
 
 
-def test_non_numeric_priority_is_an_error_at_its_line() -> None:
-    text = ONE + ONE.replace("priority     : 100", "priority     : high")
-    with pytest.raises(ProcCryptoError, match=r"^/proc/crypto:16: unexpected value 'high'"):
-        parse_proc_crypto(text)
+def test_non_numeric_priority_is_left_out_with_a_note_at_its_line() -> None:
+    parsed = parse_proc_crypto_detailed(
+        ONE + ONE.replace("priority     : 100", "priority     : high")
+    )
+    assert [alg.priority for alg in parsed.algs] == [100, None]
+    assert parsed.notes == ("/proc/crypto:16: unexpected value 'high' for 'priority': left out",)
 
 
-def test_yes_no_field_with_other_value_is_an_error() -> None:
-    with pytest.raises(ProcCryptoError, match=r":7: unexpected value 'maybe' for 'internal'"):
-        parse_proc_crypto(ONE.replace("internal     : no", "internal     : maybe"))
+def test_yes_no_field_with_other_value_is_left_out_with_a_note() -> None:
+    parsed = parse_proc_crypto_detailed(ONE.replace("internal     : no", "internal     : maybe"))
+    assert parsed.algs[0].internal is None
+    assert parsed.notes[0].endswith(":7: unexpected value 'maybe' for 'internal': left out")
 
 
-def test_two_records_run_together_are_reported_not_merged() -> None:
-    text = ONE.rstrip("\n") + "\n" + ONE
-    with pytest.raises(ProcCryptoError, match=r":12: field 'name' repeated in the block"):
-        parse_proc_crypto(text)
+def test_records_without_blank_lines_between_them_are_split_at_each_name_line() -> None:
+    # As the sun4i-ss big-endian dump was mailed: the kernel's blank lines lost.
+    text = ONE.rstrip("\n") + "\n" + TWO_DRIVERS.replace("\n\n", "\n")
+    parsed = parse_proc_crypto_detailed(text)
+    assert [alg.driver for alg in parsed.algs] == [
+        "aes-generic",
+        "xts-aes-aesni",
+        "__xts-aes-aesni",
+        "xts(ecb(aes-generic))",
+    ]
+    assert [alg.line for alg in parsed.algs] == [1, 12, 21, 30]
+    assert parsed.algs[0] == parse_proc_crypto(ONE)[0] and parsed.notes == ()
+
+
+def test_a_repeated_field_without_a_name_line_drops_the_lines_up_to_the_next_record() -> None:
+    block = ONE.split("\n", 1)[1]  # a record that lost its name line
+    text = ONE.rstrip("\n") + "\n" + block.replace("driver       : aes-generic\n", "") + ONE
+    parsed = parse_proc_crypto_detailed(text)
+    assert len(parsed.algs) == 2 and parsed.algs[0] == parsed.algs[1]
+    assert len(parsed.notes) == 1 and "field 'module' repeated" in parsed.notes[0]
+
+
+PASTED = """Here is what my board says:
+
+root@board:~# cat /proc/crypto
+name         : cbc(aes)\r
+driver       : cbc-aes-sun8i-ce\r
+module       : kernel\r
+priority     : 400\r
+type         : skcipher\r
+root@board:~# grep -B1 -A3 -n 'driver.*generic' /proc/crypto
+12-name         : aes
+13:driver       : aes-generic
+14-module       : kernel
+15-priority     : 100
+16-refcnt       : 1
+--
+30-name         : sha256
+31:driver       : sha256-generic
+32-module       : kernel
+33-priority     : 100
+34-refcnt       : 1
+$ grep -H -A1 xts /proc/crypto
+/proc/crypto:name         : xts(aes)
+/proc/crypto-driver       : xts-aes-ce
+> \tname : ctr(aes)
+> \tdriver : ctr-aes-ce<br>
+Thanks!
+"""
+
+
+def test_pasted_text_prompts_prose_crlf_grep_prefixes_separators_and_quoting() -> None:
+    parsed = parse_proc_crypto_detailed(PASTED, "mail.txt")
+    assert [(alg.name, alg.driver) for alg in parsed.algs] == [
+        ("cbc(aes)", "cbc-aes-sun8i-ce"),
+        ("aes", "aes-generic"),
+        ("sha256", "sha256-generic"),
+        ("xts(aes)", "xts-aes-ce"),
+        ("ctr(aes)", "ctr-aes-ce"),
+    ]
+    assert parsed.algs[0].priority == 400 and parsed.algs[1].refcnt == 1
+    assert parsed.algs[1].line == 10 and parsed.notes == ()
+
+
+def test_driver_lines_alone_and_wrapped_values_name_their_drivers() -> None:
+    # `grep 'pcrypt(' /proc/crypto` in a narrow terminal: the value wrapped to the next line.
+    text = (
+        "$ grep pcrypt /proc/crypto\n"
+        "driver       : \n"
+        "pcrypt(pcrypt(ccm_base(ctr(aes-generic),\n"
+        "cbcmac(aes-generic))))\n"
+        "driver       : pcrypt(gcm_base(ctr(aes-generic),ghash-generic))\n"
+    )
+    parsed = parse_proc_crypto_detailed(text)
+    assert [alg.driver for alg in parsed.algs] == [
+        "pcrypt(pcrypt(ccm_base(ctr(aes-generic),cbcmac(aes-generic))))",
+        "pcrypt(gcm_base(ctr(aes-generic),ghash-generic))",
+    ]
+    assert {alg.name for alg in parsed.algs} == {""} and parsed.notes == ()
+
+
+def test_elided_fields_keep_the_record_open() -> None:
+    text = "\tname : __xts(aes)\n\tdriver : __xts-aes-ce\n\t...\n\twalksize : 128\n"
+    (alg,) = parse_proc_crypto(text)
+    assert alg.walksize == 128
+
+
+def test_a_grep_excerpt_keeps_its_last_record_though_no_record_has_a_type_line() -> None:
+    text = "name : ecdh\ndriver : ecdh-generic\nname : ecdsa\ndriver : ecdsa-generic\n"
+    parsed = parse_proc_crypto_detailed(text)
+    assert [alg.driver for alg in parsed.algs] == ["ecdh-generic", "ecdsa-generic"]
+    assert not parsed.truncated
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "cap.txt: empty: no /proc/crypto record in it"),
+        (b"\x7fELF\x02\x01\x00\x00", "cap.txt:1: binary data (a NUL byte)"),
+        (bytes(range(128, 256)) * 4, "cap.txt: binary data (not UTF-8 text)"),
+        (
+            b"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel name\t: EPYC\n",
+            "cap.txt: this is /proc/cpuinfo, not /proc/crypto",
+        ),
+        (b"name : aes\nmodule : kernel\n\n", "cap.txt: no usable /proc/crypto record (first"),
+    ],
+)
+def test_captures_that_cannot_be_used_are_one_line_errors(data: bytes, message: str) -> None:
+    with pytest.raises(ProcCryptoError) as raised:
+        parse_capture_bytes(data, "cap.txt")
+    assert str(raised.value).startswith(message)
+    assert "\n" not in str(raised.value)
+
+
+def test_read_capture_names_a_directory_and_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ProcCryptoError, match="is a directory"):
+        read_capture(tmp_path)
+    with pytest.raises(ProcCryptoError, match="no such file"):
+        read_capture(tmp_path / "absent.txt")
 
 
 def test_truncated_mid_line_keeps_complete_records() -> None:
@@ -308,16 +442,21 @@ def test_truncated_mid_line_keeps_complete_records() -> None:
         "xts-aes-aesni",
         "__xts-aes-aesni",
         "xts(ecb(aes-generic))",
+        "aes-generic",
     ]
+    # The cut record still names its driver; it is marked so it cannot win its name.
+    assert [alg.complete for alg in parsed.algs] == [True, True, True, False]
+    assert parsed.algs[3].priority is None and parsed.algs[3].module == "kernel"
     assert parsed.truncated and parsed.truncated_at_line == 31
     assert parse_proc_crypto(text) == list(parsed.algs)
 
 
-def test_truncated_mid_value_drops_the_partial_record() -> None:
+def test_truncated_mid_value_leaves_the_cut_value_out() -> None:
     # "priority : 10" could be the start of "100": the value cannot be trusted.
     text = ONE + ONE[: ONE.index("refcnt") - 2]
     parsed = parse_proc_crypto_detailed(text)
-    assert len(parsed.algs) == 1 and parsed.truncated_at_line == 13
+    assert len(parsed.algs) == 2 and parsed.truncated_at_line == 13
+    assert parsed.algs[1].priority is None and not parsed.algs[1].complete
 
 
 def test_truncated_at_a_line_end_before_the_driver_line() -> None:
@@ -329,8 +468,12 @@ def test_truncated_at_a_line_end_before_the_driver_line() -> None:
 def test_truncated_at_a_line_end_before_the_type_line() -> None:
     # Without "type" the record may lack selftest/internal, which decide the winner.
     text = ONE + ONE[: ONE.index("selftest")]
-    parsed = parse_proc_crypto_detailed(text)
-    assert len(parsed.algs) == 1 and parsed.truncated_at_line == 13
+    parsed = parse_proc_crypto_detailed(text, "cut.txt")
+    assert len(parsed.algs) == 2 and parsed.truncated_at_line == 13
+    assert parsed.algs[1].refcnt == 1 and not parsed.algs[1].complete
+    assert parsed.notes == (
+        "cut.txt:13: record cut off before its 'type' line: kept, but it cannot win its name",
+    )
 
 
 def test_truncated_inside_the_first_key_of_a_new_record() -> None:
@@ -363,21 +506,10 @@ def test_real_capture_cut_anywhere_never_raises_nor_alters_a_value(path: Path) -
         assert complete_blocks <= len(algs) <= complete_blocks + 1
         for partial, whole in zip(algs, full):
             assert partial.fields.items() <= whole.fields.items()
-            assert (
-                partial.name,
-                partial.driver,
-                partial.priority,
-                partial.internal,
-                partial.selftest,
-                partial.type,
-            ) == (
-                whole.name,
-                whole.driver,
-                whole.priority,
-                whole.internal,
-                whole.selftest,
-                whole.type,
-            )
+            for attribute in ("name", "driver", "priority", "internal", "selftest", "type"):
+                value = getattr(partial, attribute)
+                if partial.complete or value is not None:
+                    assert value == getattr(whole, attribute), (cut, attribute)
 
 
 def test_serial_console_carriage_returns_and_indentation_are_ignored() -> None:

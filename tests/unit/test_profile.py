@@ -79,9 +79,22 @@ def test_good_profile_loads_everything() -> None:
             "b.toml:3: [waive #1]: missing required key 'reason'",
         ),
         (
+            '[board]\nname="x"\n[[classify]]\ndriver = "ss-*"\nclass = "fast"\n',
+            "b.toml:5: [classify #1] class: unknown class 'fast' "
+            "(choose from generic, cpu-accel, offload)",
+        ),
+        (
+            '[board]\nname="x"\n[[classify]]\nclass = "offload"\n',
+            "b.toml:3: [classify #1]: missing required key 'driver'",
+        ),
+        (
+            '[board]\nname="x"\n[[classify]]\ndriver = "ss-*"\nclass = "offload"\nwhy = "x"\n',
+            "b.toml:6: [classify #1] why: unknown key (allowed: driver, module, class, reason)",
+        ),
+        (
             '[boards]\nname="x"\n',
             "b.toml: unknown table 'boards' "
-            "(expected one of board, expect, rule, waive, settings, containers)",
+            "(expected one of board, expect, rule, waive, settings, containers, classify)",
         ),
     ],
 )
