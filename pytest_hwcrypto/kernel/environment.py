@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import platform
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
@@ -130,17 +131,35 @@ def tool_versions(run: Runner = _run_version) -> dict[str, str | None]:
 
 
 def plugin_version() -> str | None:
-    try:
-        return metadata.version(PLUGIN_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return None
+    return _distribution_version(PLUGIN_DISTRIBUTION)
+
+
+def plugin_path() -> str:
+    """The directory this package was imported from: a checkout or site-packages -- which
+    install a run used (a board runs the caller's interpreter, so it says the same)."""
+    return str(Path(__file__).resolve().parents[1])
 
 
 def gather_environment(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
-    """CPU, tool and plugin versions of this machine (board and seed are the run's: the
-    caller adds them)."""
+    """CPU, tool and plugin versions of this machine, where the plugin was imported from,
+    and the Python and pytest it ran on (board and seed are the run's: the caller adds
+    them)."""
     try:
         cpu = parse_cpuinfo(cpuinfo.read_text(errors="replace"))
     except OSError:
         cpu = {"model": None, "flags": [], "cpus": None}
-    return {"cpu": cpu, "tools": tool_versions(), "plugin_version": plugin_version()}
+    return {
+        "cpu": cpu,
+        "tools": tool_versions(),
+        "plugin_version": plugin_version(),
+        "plugin_path": plugin_path(),
+        "python_version": platform.python_version(),
+        "pytest_version": _distribution_version("pytest"),
+    }
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
