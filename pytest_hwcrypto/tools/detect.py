@@ -42,11 +42,14 @@ _DESCRIPTIONS = {
 }
 _TCRYPT = re.compile(
     r"tcrypt:|testing speed of|\btest\s*\d+\s*\(\s*\d+\s*(?:bit key|byte blocks)"
-    r"|\boperations? in\s*\d+|opers/sec|cycles/operation|could not insert 'tcrypt'"
+    r"|\boperations? in\s*\d+|opers/sec|(?:cycles|nsecs)/operation|could not insert 'tcrypt'"
+    # the end of a result a mailer wrapped onto its own line: "seconds (N bytes)", "(N bytes)"
+    r"|^\s*(?:seconds\s*)?\(\s*\d+\s*bytes\)\s*$|^\s*(?:\(\S+\)\s*)?(?:en|de)cryption\s*$"
 )
 
 _HEADER = re.compile(r"testing speed of")
-_RESULT = re.compile(r"\boperations? in\s*\d+|opers/sec|cycles/operation")
+_BARE = re.compile(r"^\s*tcrypt:\s*$")
+_RESULT = re.compile(r"\boperations? in\s*\d+|opers/sec|(?:cycles|nsecs)/operation")
 
 
 def splitters(tool: str) -> list[re.Pattern[str]]:
@@ -87,8 +90,10 @@ def find_tcrypt_tables(paste: Paste) -> list[Table]:
     for index, line in enumerate(paste.lines):
         if _TCRYPT.search(line):
             if first is not None and _HEADER.search(line) and _has_result(paste, first, last):
-                tables.append(_tcrypt_table(paste, first, last))
-                first = None
+                # pr_info("\ntesting speed...") leaves a bare "tcrypt:" line before it
+                bare = last if _BARE.match(paste.lines[last]) and last > first else None
+                tables.append(_tcrypt_table(paste, first, bare - 1 if bare else last))
+                first = bare
             if first is None:
                 first = index
             last = index

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from pytest_hwcrypto.model.results import Finding
-from pytest_hwcrypto.tools.fio import FioDisk
+from pytest_hwcrypto.tools.fio import busiest_under_volume
 from pytest_hwcrypto.tools.tables import Table
 from pytest_hwcrypto.vocabulary import FindingKind
 
@@ -141,12 +141,12 @@ def _storage_bound(tables: Sequence[Table]) -> list[Finding]:
         rates_a, rates_b = _fio_rates(first), _fio_rates(second)
         if not rates_a or rates_a.keys() != rates_b.keys():
             continue
-        disk_a, disk_b = _busiest_under_volume(first), _busiest_under_volume(second)
+        disk_a, disk_b = busiest_under_volume(first), busiest_under_volume(second)
         if disk_a is None or disk_b is None:
             continue
         if min(disk_a.util, disk_b.util) < STORAGE_UTIL:
             continue
-        if not all(_equal(rates_a[key], rates_b[key]) for key in rates_a):
+        if not all(equal_within_noise(rates_a[key], rates_b[key]) for key in rates_a):
             continue
         numbers = "; ".join(
             f"{key[0]} {key[1]} {_kib(rates_a[key][0])} vs {_kib(rates_b[key][0])} KiB/s"
@@ -192,13 +192,8 @@ def _fio_rates(table: Table) -> dict[_Key, tuple[float, float | None]]:
     }
 
 
-def _busiest_under_volume(table: Table) -> FioDisk | None:
-    disks = [record for record in table.records if isinstance(record, FioDisk)]
-    under = disks[1:] if len(disks) > 1 else disks
-    return max(under, key=lambda disk: disk.util, default=None)
-
-
-def _equal(a: tuple[float, float | None], b: tuple[float, float | None]) -> bool:
+def equal_within_noise(a: tuple[float, float | None], b: tuple[float, float | None]) -> bool:
+    """Two fio rates (bytes/s, stdev of fio's bandwidth samples or None) the same speed."""
     (rate_a, stdev_a), (rate_b, stdev_b) = a, b
     if stdev_a is not None and stdev_b is not None:
         return abs(rate_a - rate_b) <= max(stdev_a, stdev_b)

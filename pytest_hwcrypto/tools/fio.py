@@ -344,6 +344,27 @@ def _scaled(number: str, suffix: str) -> float:
     return float(number) * _SUFFIX.get(suffix, 1.0)
 
 
+def busiest_under_volume(table: Table) -> FioDisk | None:
+    """The busiest disk under the volume fio wrote to (the only disk when fio lists one)."""
+    disks = [record for record in table.records if isinstance(record, FioDisk)]
+    under = disks[1:] if len(disks) > 1 else disks
+    return max(under, key=lambda disk: disk.util, default=None)
+
+
+def note_storage(table: Table) -> None:
+    """Each measurement carries how busy the storage under it was (`storage_util`, %).
+
+    So the evidence travels with the number: `hwcrypto compare` on two files parsed
+    apart can still tell a run the disk decided (verdict/storage_bound.py).
+    """
+    disk = busiest_under_volume(table)
+    if disk is None:
+        return
+    for measurement in table.measurements:
+        measurement.extra["storage_util"] = disk.util
+        measurement.extra["storage_device"] = disk.name
+
+
 def _table(run: _Run) -> Table:
     table = Table(TOOL, run.first, run.last, warnings=run.warnings, facts=run.facts)
     table.records.extend(run.disks)
@@ -358,6 +379,7 @@ def _table(run: _Run) -> Table:
                 measurement.extra["job_index"] = job_index
                 table.measurements.append(measurement)
     _group_measurements(table, run)
+    note_storage(table)
     return table
 
 

@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from pytest_hwcrypto.tools.fio import TOOL, FioDisk, job_measurement
+from pytest_hwcrypto.tools.fio import TOOL, FioDisk, job_measurement, note_storage
 from pytest_hwcrypto.tools.paste import Paste
 from pytest_hwcrypto.tools.tables import Table, finite_rate
 
@@ -87,6 +87,7 @@ def _decode(paste: Paste, first: int) -> tuple[Table | None, int]:
     table.facts["format"] = "json"
     _read_jobs(table, document)
     _read_disks(table, document.get("disk_util"))
+    note_storage(table)
     return table, last
 
 

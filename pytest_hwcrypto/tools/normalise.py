@@ -52,7 +52,7 @@ _LOG_PREFIX = re.compile(
     r"^\s*(?:<\d>\s*)?"
     r"(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\S+\s+kernel:\s*"  # syslog
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*\s+\S+\s+kernel:\s*)?"  # journalctl -o short-iso
-    r"(?:\[\s*\d+\.\d+\]\s?"  # dmesg
+    r"(?:\[\s*\d+\.\d+\]\s?|\[\.\.\.\]\s?"  # dmesg, or its timestamp elided as [...]
     r"|\[[A-Z][a-z]{2}\s+[A-Z][a-z]{2}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+\d{4}\]\s?)"  # dmesg -T
     r"(?:\[\s*[TC]\d+\]\s?)?"  # printk caller id
 )
@@ -77,25 +77,37 @@ _MIN_SIDE_BY_SIDE = 2
 def unfold_columns(lines: list[str]) -> list[tuple[int, str]]:
     """(index, text) of every line, a side-by-side block unfolded into its two columns.
 
-    A block is at least two consecutive lines, each with exactly one ``|`` between blanks
-    at the same column (diff -y pads the left side to a fixed width), with text on both
-    sides of most of them.  Other lines are passed through as they are.
+    A block holds at least two lines with exactly one ``|`` between blanks at the same
+    column (diff -y pads the left side to a fixed width), and the lines around them that
+    have text on both sides of a blank gap at that column (the lines diff -y found
+    equal).  Other lines are passed through as they are.
     """
     unfolded: list[tuple[int, str]] = []
     index = 0
     while index < len(lines):
         column = _cut_column(lines[index])
-        end = index
-        while end < len(lines) and column is not None and _cut_column(lines[end]) == column:
-            end += 1
-        block = lines[index:end]
-        if column is not None and len(block) >= _MIN_SIDE_BY_SIDE and _two_sided(block, column):
-            unfolded.extend((index + n, line[:column].rstrip()) for n, line in enumerate(block))
-            unfolded.extend((index + n, line[column + 2 :].strip()) for n, line in enumerate(block))
-            index = end
-        else:
+        if column is None:
             unfolded.append((index, lines[index]))
             index += 1
+            continue
+        start = index
+        while start > 0 and unfolded and unfolded[-1][0] == start - 1:
+            if not _fits(lines[start - 1], column):
+                break
+            start -= 1
+        end = index
+        while end < len(lines) and (_cut_column(lines[end]) == column or _fits(lines[end], column)):
+            end += 1
+        block = lines[start:end]
+        marked = sum(_cut_column(line) == column for line in block)
+        if marked < _MIN_SIDE_BY_SIDE or not _two_sided(block, column):
+            unfolded.append((index, lines[index]))
+            index += 1
+            continue
+        del unfolded[len(unfolded) - (index - start) :]
+        unfolded.extend((start + n, line[:column].rstrip()) for n, line in enumerate(block))
+        unfolded.extend((start + n, line[column + 2 :].strip()) for n, line in enumerate(block))
+        index = end
     return unfolded
 
 
@@ -104,6 +116,16 @@ def _cut_column(line: str) -> int | None:
     if len(cuts) != 1 or line.count("|") != 1 or cuts[0].start() < _MIN_COLUMN:
         return None
     return cuts[0].start() + 1
+
+
+def _fits(line: str, column: int) -> bool:
+    """A line diff -y printed as equal on both sides: text, a blank gap at `column`, text."""
+    return (
+        len(line) > column + 2
+        and not line[column - 1 : column + 2].strip()
+        and bool(line[:column].strip())
+        and bool(line[column + 2 :].strip())
+    )
 
 
 def _two_sided(block: list[str], column: int) -> bool:

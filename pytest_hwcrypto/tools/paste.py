@@ -17,8 +17,9 @@ What a forum or a bug tracker does to tool output, and what is undone here:
   the line number of the line they came from, so warnings still name the right line.
 
 After the parsers have found their tables, `name_tables` gives each its index (order of
-appearance), its label (the nearest line above it that belongs to no table: a heading, a
-prose line or the command) and the command line above it, if there is one.
+appearance), its label (the nearest line above it that belongs to no table and is not a
+command line: a heading or a prose line; the command only when nothing else is there)
+and the command line above it, if there is one.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 # lines that only frame a code block: never a label, never content
 _FENCE = re.compile(
     r"^\s*(?:`{3,}\S*|~{3,}\S*|\[/?(?:code|pre|quote)[^\]]*\]|</?(?:pre|code)>|[-=*_]{3,}"
-    r"|(?:code|quote|spoiler|output)\s*:?)\s*$",
+    r"|(?:code|quote|spoiler|output)\s*:?"
+    r"|-{2,}\s*snip\s*-{2,}|\[\.\.\.\]|\.\.\.|\u2026"  # elisions: --snip--, [...], ...
+    r"|\.\.\s+code-block::.*)\s*$",  # reStructuredText
     re.IGNORECASE,
 )
 _HEADING_MARKS = re.compile(r"^\s*(?:#{1,6}\s+|\*\*|__)|(?:\*\*|__)\s*$")
@@ -149,10 +152,10 @@ def is_blank(line: str) -> bool:
 def name_tables(paste: Paste, tables: list[Table]) -> list[Table]:
     """Order `tables`, drop any overlapping an earlier one, and fill index/label/command.
 
-    The label is the nearest non-blank line above the table that belongs to no table; the
-    command is the nearest command line of the table's tool in that same gap, if the paste
-    has one; the heading is the nearest line above the command (or the label when there is
-    no command).
+    The label is the nearest non-blank line above the table that belongs to no table and
+    is not a command line (the command when there is nothing else); the command is the
+    nearest command line of the table's tool in that same gap, if the paste has one; the
+    heading is the nearest line above the command (or the label when there is no command).
     """
     ordered: list[Table] = []
     for table in sorted(tables, key=lambda item: (item.first, -item.last)):
@@ -172,7 +175,7 @@ def name_tables(paste: Paste, tables: list[Table]) -> list[Table]:
             if not is_blank(paste.lines[line])
         ]
         if gap:
-            table.label = _label_text(paste.lines[gap[0]])
+            table.label = _label_text(paste.lines[_label_line(paste, gap)])
         for position, line in enumerate(gap):
             command = paste.commands.get(line)
             if command is not None and PROGRAMS.get(command.program) == table.tool:
@@ -184,6 +187,20 @@ def name_tables(paste: Paste, tables: list[Table]) -> list[Table]:
             table.heading = table.label
         floor = table.last + 1
     return ordered
+
+
+def _label_line(paste: Paste, gap: list[int]) -> int:
+    """The line that names a table: the nearest one above it that is not a command line.
+
+    Posts repeat the same command above every table (`cryptsetup benchmark` once per
+    kernel); the line above it (``kernel v5.4.6``, ``with CESA:``) is what tells the
+    tables apart, and the command is kept apart as the table's `command`.  Only when the
+    gap holds nothing but command lines is the nearest command the label.
+    """
+    for line in gap:
+        if line not in paste.commands:
+            return line
+    return gap[0]
 
 
 def _label_text(line: str) -> str:

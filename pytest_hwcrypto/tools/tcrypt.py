@@ -116,11 +116,16 @@ _Event = Union[_Header, _CipherTest, _HashTest, "_Result"]
 
 @dataclass(frozen=True)
 class _Result:
-    """A result as printed: either bytes/s directly, or cycles per operation."""
+    """A result as printed: bytes/s directly, cycles or nanoseconds per operation.
+
+    `block_bytes` is the block size a per-operation result states ("(1024 bytes)").
+    """
 
     bytes_per_second: float | None
     cycles_per_operation: int | None
     details: dict[str, Any]
+    nsecs_per_operation: int | None = None
+    block_bytes: int | None = None
 
 
 _HEADER = re.compile(
@@ -136,19 +141,24 @@ _HASH_TEST = re.compile(
     r"\btest\s*(?P<index>\d+)\s*\(\s*(?P<block_size>\d+)\s*byte blocks\s*,"
     r"\s*(?P<update_size>\d+)\s*bytes per update\s*,\s*(?P<updates>\d+)\s*updates\s*\)\s*:"
 )
+# "(N bytes)" may be wrapped onto the next line by a mailer, or cut off
 _OPERATIONS = re.compile(
     r"\b(?P<operations>\d+)\s*operations in\s*(?P<seconds>\d+)\s*seconds"
-    r"\s*\(\s*(?P<bytes>\d+)\s*bytes\s*\)"
+    r"(?:\s*\(\s*(?P<bytes>\d+)\s*bytes\s*\))?"
 )
+# cycles until 2026; then nanoseconds (tcrypt timed with ktime_get()); the multibuffer
+# tests of some kernels print no "(bytes)"
 _CYCLES = re.compile(
-    r"\b1 operation in\s*(?P<cycles>\d+)\s*cycles\s*\(\s*(?P<bytes>\d+)\s*bytes\s*\)"
+    r"\b1 operation in\s*(?P<count>\d+)\s*(?P<unit>cycles|nsecs)"
+    r"(?:\s*\(\s*(?P<bytes>\d+)\s*bytes\s*\))?"
 )
 _HASH_RATE = re.compile(
     r"\b(?P<operations>\d+)\s*opers/sec\s*,\s*(?P<bytes_per_second>\d+)\s*bytes/sec"
 )
 # the cycles per byte may be cut off by a pasted line's width ("18 cycle")
 _HASH_CYCLES = re.compile(
-    r"\b(?P<cycles>\d+)\s*cycles/operation(?:\s*,\s*(?P<cycles_per_byte>\d+)\s*cycles/byte)?"
+    r"\b(?P<count>\d+)\s*(?P<unit>cycles|nsecs)/operation"
+    r"(?:\s*,\s*(?P<per_byte>\d+)\s*(?:cycles|nsecs)/byte)?"
 )
 
 
@@ -175,12 +185,14 @@ def read_tcrypt(text: str, cpu_hz: float | None = None) -> TcryptResults:
             header, test = event, None
         elif isinstance(event, (_CipherTest, _HashTest)):
             test = event if header is not None else None
+        elif header is not None and test is None and event.block_bytes is not None:
+            # a per-operation result whose test line was cut from the post: it still
+            # names its block size, not its key size
+            test = _CipherTest(-1, 0, event.block_bytes)
+            _add_result(results, header, test, event, cpu_hz, orphan=True)
+            test = None
         elif header is not None and test is not None:
-            measurement = _measurement(header, test, event, cpu_hz)
-            if measurement is not None:
-                results.measurements.append(measurement)
-            elif event.cycles_per_operation is not None:
-                results.cycles.append(_cycle_result(header, test, event))
+            _add_result(results, header, test, event, cpu_hz)
             test = None  # one result per announced test
     return results
 
@@ -214,8 +226,14 @@ def _hash_test(match: re.Match[str]) -> _HashTest:
 
 
 def _cycles_result(match: re.Match[str]) -> _Result:
-    cycles = int(match["cycles"])
-    return _Result(None, cycles, {"cycles_per_operation": cycles})
+    block = int(match["bytes"]) if match["bytes"] else None
+    return _per_operation(int(match["count"]), match["unit"], block, {})
+
+
+def _per_operation(count: int, unit: str, block: int | None, details: dict[str, Any]) -> _Result:
+    if unit == "nsecs":
+        return _Result(None, None, {"nsecs_per_operation": count, **details}, count, block)
+    return _Result(None, count, {"cycles_per_operation": count, **details}, None, block)
 
 
 def _hash_rate_result(match: re.Match[str]) -> _Result:
@@ -224,11 +242,10 @@ def _hash_rate_result(match: re.Match[str]) -> _Result:
 
 
 def _hash_cycles_result(match: re.Match[str]) -> _Result:
-    cycles = int(match["cycles"])
-    details = {"cycles_per_operation": cycles}
-    if match["cycles_per_byte"] is not None:
-        details["cycles_per_byte"] = int(match["cycles_per_byte"])
-    return _Result(None, cycles, details)
+    details = {}
+    if match["per_byte"] is not None:
+        details[f"{match['unit']}_per_byte"] = int(match["per_byte"])
+    return _per_operation(int(match["count"]), match["unit"], None, details)
 
 
 def _header(match: re.Match[str], text: str) -> _Header:
@@ -245,6 +262,10 @@ def _parenthesised(text: str, start: int) -> tuple[str | None, int]:
     position = start
     while position < len(text) and text[position] in " \t":
         position += 1
+    if text.startswith("\n", position):  # the driver wrapped onto the next line
+        position += 1
+        while position < len(text) and text[position] in " \t":
+            position += 1
     if position >= len(text) or text[position] != "(":
         return None, start
     depth = 0
@@ -262,8 +283,11 @@ def _parenthesised(text: str, start: int) -> tuple[str | None, int]:
 
 def _operations_result(match: re.Match[str]) -> _Result:
     seconds = int(match["seconds"])
+    details: dict[str, Any] = {"operations": int(match["operations"]), "seconds": seconds}
+    if match["bytes"] is None:  # bytes/s from the test's block size (see _measurement)
+        return _Result(None, None, details)
     total_bytes = int(match["bytes"])
-    details = {"operations": int(match["operations"]), "seconds": seconds, "bytes": total_bytes}
+    details["bytes"] = total_bytes
     return _Result(total_bytes / seconds if seconds > 0 else None, None, details)
 
 
@@ -271,6 +295,11 @@ def _measurement(
     header: _Header, test: _CipherTest | _HashTest, result: _Result, cpu_hz: float | None
 ) -> Measurement | None:
     bytes_per_second = result.bytes_per_second
+    operations, seconds = result.details.get("operations"), result.details.get("seconds")
+    if bytes_per_second is None and isinstance(operations, int) and isinstance(seconds, int):
+        bytes_per_second = operations * test.block_size / seconds if seconds > 0 else None
+    if bytes_per_second is None and result.nsecs_per_operation:
+        bytes_per_second = test.block_size * 1e9 / result.nsecs_per_operation
     if bytes_per_second is None and result.cycles_per_operation and cpu_hz:
         bytes_per_second = test.block_size * cpu_hz / result.cycles_per_operation
     if bytes_per_second is None:
@@ -289,6 +318,27 @@ def _measurement(
         bytes_per_second=bytes_per_second,
         extra=extra,
     )
+
+
+def _add_result(
+    results: TcryptResults,
+    header: _Header,
+    test: _CipherTest | _HashTest,
+    result: _Result,
+    cpu_hz: float | None,
+    orphan: bool = False,
+) -> None:
+    measurement = _measurement(header, test, result, cpu_hz)
+    if measurement is not None:
+        if orphan:
+            measurement.key_bits = None
+            measurement.extra.pop("tcrypt_test", None)
+        results.measurements.append(measurement)
+    elif result.cycles_per_operation is not None:
+        cycles = _cycle_result(header, test, result)
+        if orphan:
+            cycles.key_bits = None
+        results.cycles.append(cycles)
 
 
 def _cycle_result(header: _Header, test: _CipherTest | _HashTest, result: _Result) -> CycleResult:

@@ -22,6 +22,12 @@ definition for one JSON key.  Repeated measurements of the same key in one file 
 (their samples, or their values, become one sample set; verdict/pooling.py, shared with
 the profile rules so both pick the same driver on the same data).
 
+In both modes a match whose two sides were decided by their storage (both at least 95 %
+busy and equally fast; verdict/storage_bound.py) is not judged: it carries
+`storage_bound` (the reason), never fails, and stays out of the crossover, since a disk
+that set both speeds says nothing about the cipher -- whatever files the two runs came
+from.
+
 The command's lines are worded in verdict/compare_text.py; reading a pytest-benchmark
 file as Results is report/benchmark_import.py's business.
 """
@@ -53,6 +59,7 @@ from pytest_hwcrypto.verdict.relative import (
     relative_measurements,
     resolve_references,
 )
+from pytest_hwcrypto.verdict.storage_bound import storage_bound_pair
 from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, DEFAULT_MIN_RATIO
 
 
@@ -80,6 +87,8 @@ class Comparison:
     # regression mode relative to a reference (verdict/relative.py): its driver, and then
     # baseline and current are throughput as a multiple of that driver's, not bytes/s
     relative_to: str | None = None
+    # both sides' storage set the speed (verdict/storage_bound.py): why; not judged then
+    storage_bound: str | None = None
 
     @property
     def ratio(self) -> float:
@@ -102,6 +111,8 @@ class Comparison:
             data["detectable_drop"] = self.detectable_drop
         if self.relative_to is not None:
             data["relative_to"] = self.relative_to
+        if self.storage_bound is not None:
+            data["storage_bound"] = self.storage_bound
         return data
 
 
@@ -113,6 +124,13 @@ class HwSwComparison:
     crossover: dict[str, int | None]
     min_ratio: float
     block_sizes: BlockSizeRange = field(default=ALL_BLOCK_SIZES)
+
+    @property
+    def storage_bound(self) -> list[str]:
+        """Algorithms left without a crossover because only storage-bound matches had one."""
+        bound = {c.algorithm for c in self.comparisons if c.storage_bound is not None}
+        judged = {c.algorithm for c in self.comparisons if c.storage_bound is None}
+        return sorted(bound - judged)
 
 
 # ---------------------------------------------------------------------------------------
@@ -187,6 +205,8 @@ def compare_measurements(
     reference_of = {match_key(m): m.extra.get(RELATIVE_TO_KEY) for m in current}
     baseline_stats = pooled_by_key(baseline, match_key)
     current_stats = pooled_by_key(current, match_key)
+    baseline_members = group_by(baseline, match_key)
+    current_members = group_by(current, match_key)
     comparisons = []
     for key, current_summary in current_stats.items():
         baseline_summary = baseline_stats.get(key)
@@ -194,6 +214,7 @@ def compare_measurements(
             continue
         source, algorithm, key_bits, block_size, op, driver = key
         interval = ratio_interval(current_summary, baseline_summary)
+        bound = storage_bound_pair(baseline_members[key], current_members[key])
         comparisons.append(
             _comparison(
                 (source, algorithm, key_bits, block_size, op),
@@ -201,9 +222,10 @@ def compare_measurements(
                 baseline=baseline_summary,
                 current=current_summary,
                 interval=interval,
-                failed=regressed(baseline_summary, current_summary, max_drop),
+                failed=bound is None and regressed(baseline_summary, current_summary, max_drop),
                 detectable=detectable_drop(baseline_summary, current_summary, max_drop),
                 relative_to=reference_of.get(key),
+                storage_bound=None if bound is None else bound.describe(),
             )
         )
     return comparisons
@@ -247,6 +269,7 @@ def compare_hw_sw(
             continue
         interval = ratio_interval(hw_fastest.stats, sw_fastest.stats)
         in_range = size_range.contains(key[3])
+        bound = storage_bound_pair(sw_fastest.members, hw_fastest.members)
         comparisons.append(
             _comparison(
                 key,
@@ -254,9 +277,10 @@ def compare_hw_sw(
                 baseline=sw_fastest.stats,
                 current=hw_fastest.stats,
                 interval=interval,
-                failed=in_range and interval.clearly_below(min_ratio),
+                failed=bound is None and in_range and interval.clearly_below(min_ratio),
                 baseline_driver=sw_fastest.driver,
                 in_range=in_range,
+                storage_bound=None if bound is None else bound.describe(),
             )
         )
     return HwSwComparison(
@@ -274,11 +298,12 @@ def crossover_by_algorithm(
 
     An algorithm measured under several key sizes, ops or sources has one series each; its
     crossover is the largest of theirs (from there on HW holds in every series), or None
-    when any series never gets there.
+    when any series never gets there.  Storage-bound matches say nothing about the cipher
+    and are left out (an algorithm with only those has no crossover entry).
     """
     series: dict[tuple[str, str, int | None, str], dict[int, float]] = {}
     for comparison in comparisons:
-        if comparison.block_size is None:
+        if comparison.block_size is None or comparison.storage_bound is not None:
             continue
         group = (comparison.algorithm, comparison.source, comparison.key_bits, comparison.op)
         series.setdefault(group, {})[comparison.block_size] = comparison.ratio
@@ -331,6 +356,7 @@ def _comparison(
     in_range: bool = True,
     detectable: float | None = None,
     relative_to: str | None = None,
+    storage_bound: str | None = None,
 ) -> Comparison:
     source, algorithm, key_bits, block_size, op = key
     return Comparison(
@@ -350,6 +376,7 @@ def _comparison(
         in_range=in_range,
         detectable_drop=detectable,
         relative_to=relative_to,
+        storage_bound=storage_bound,
     )
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pytest_hwcrypto.model.sensitivity import format_drop
-from pytest_hwcrypto.verdict.compare import Comparison, HwSwComparison
 from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, MIB
+
+if TYPE_CHECKING:  # compare.py imports storage_bound.py, which words with this module
+    from pytest_hwcrypto.verdict.compare import Comparison, HwSwComparison
 
 # ---------------------------------------------------------------------------------------
 # regression mode
@@ -27,7 +30,9 @@ def format_comparison_lines(
 
 def _regression_line(comparison: Comparison, max_drop: float) -> str:
     numbers = f"{format_regression_values(comparison)}, {comparison.change:+.1%}"
-    if comparison.failed:
+    if comparison.storage_bound is not None:
+        status = f"storage-bound, not judged ({comparison.storage_bound})"
+    elif comparison.failed:
         status = (
             f"regress (more than {max_drop:.0%} slower; {could_detect(comparison.detectable_drop)})"
         )
@@ -61,6 +66,8 @@ def could_detect(drop: float | None) -> str:
 def format_hw_sw_lines(result: HwSwComparison) -> list[str]:
     """A line per matched measurement with the HW/SW ratio, then a crossover line per algorithm."""
     lines = [_hw_sw_line(comparison, result) for comparison in result.comparisons]
+    for algorithm in result.storage_bound:
+        lines.append(f"{algorithm}: storage-bound, no crossover (the storage set both runs' speed)")
     for algorithm, size in result.crossover.items():
         if size is None:
             lines.append(
@@ -86,7 +93,9 @@ def _hw_sw_line(comparison: Comparison, result: HwSwComparison) -> str:
     hw = f"hw {format_mib_s(comparison.current)} MiB/s{_bracketed(comparison.driver)}"
     sw = f"sw {format_mib_s(comparison.baseline)} MiB/s{_bracketed(comparison.baseline_driver)}"
     ratio = f"{format_ratio(comparison.ratio)}x"
-    if not comparison.in_range:
+    if comparison.storage_bound is not None:
+        status = f"storage-bound, not judged ({comparison.storage_bound})"
+    elif not comparison.in_range:
         status = f"not checked (outside {result.block_sizes.spec!r})"
     elif comparison.failed:
         status = f"fail (needs >= {format_min_ratio(result.min_ratio)}x)"

@@ -1,19 +1,96 @@
-"""storage-bound (pure): a dm-crypt volume that runs as fast as the bare device under it.
+"""storage-bound (pure): when the storage, not the cipher, set the speed.
 
-Then the storage, not the cipher, sets the pace, and comparing drivers through that volume
-says nothing about the drivers (the Kirkwood NAS case: fio identical with and without the
-engine, disk at 100 % util). Judged per op and block size against the bare device's
-measurement of the same workload in the same boot: the volume's 95 % interval of the
-median reaches the bare device's, i.e. it is not clearly slower.
+Then comparing drivers through that storage says nothing about the drivers (the Kirkwood
+NAS case: fio identical with and without the engine, disk at 100 % util). Two ways to
+know it:
+
+* `storage_bound_findings`: a dm-crypt volume against the bare device under it, measured
+  in the same boot, per op and block size: the volume's 95 % interval of the median
+  reaches the bare device's, i.e. it is not clearly slower;
+* `storage_bound_pair`: two runs compared by `hwcrypto compare` (either mode), from
+  whatever files: both carry the utilisation of the storage under them
+  (`extra["storage_util"]`, put there by the fio parsers), both were at least
+  `STORAGE_UTIL` % busy, and they ran equally fast (within fio's own noise, the same
+  rule as the `storage-bound` finding of a parsed post, tools/findings.py).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pytest_hwcrypto.model.results import Finding, Measurement
+from pytest_hwcrypto.tools.findings import STORAGE_UTIL, equal_within_noise
 from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.vocabulary import FindingKind
+
+
+@dataclass(frozen=True)
+class StorageBound:
+    """Why a pair of runs is storage-bound: how busy each side's storage was."""
+
+    baseline_util: float
+    current_util: float
+    baseline_device: str | None = None
+    current_device: str | None = None
+
+    def describe(self) -> str:
+        """'storage 98.2 % (dm-0) and 98.7 % (dm-0) busy, equally fast'."""
+        return (
+            f"storage {self.baseline_util:.1f} %{_named(self.baseline_device)} and "
+            f"{self.current_util:.1f} %{_named(self.current_device)} busy, equally fast: "
+            "the disk set the speed, not the cipher"
+        )
+
+
+def _named(device: str | None) -> str:
+    return f" ({device})" if device else ""
+
+
+def storage_bound_pair(
+    baseline: Sequence[Measurement], current: Sequence[Measurement]
+) -> StorageBound | None:
+    """The two sides of a comparison were decided by their storage, or None.
+
+    Each side is the measurements pooled for it; every one of them must say how busy its
+    storage was, and the least busy must still be at least `STORAGE_UTIL` %.
+    """
+    side_a, side_b = _side(baseline), _side(current)
+    if side_a is None or side_b is None:
+        return None
+    (rate_a, stdev_a, util_a, device_a), (rate_b, stdev_b, util_b, device_b) = side_a, side_b
+    if min(util_a, util_b) < STORAGE_UTIL:
+        return None
+    if not equal_within_noise((rate_a, stdev_a), (rate_b, stdev_b)):
+        return None
+    return StorageBound(util_a, util_b, device_a, device_b)
+
+
+def _side(
+    measurements: Sequence[Measurement],
+) -> tuple[float, float | None, float, str | None] | None:
+    """Median rate, noise (fio's bandwidth stdev, if every run states it), least util."""
+    utils = [_number(m.extra.get("storage_util")) for m in measurements]
+    if not measurements or any(util is None for util in utils):
+        return None
+    stdevs = [_number(m.extra.get("bw_stdev")) for m in measurements]
+    noise = max(s for s in stdevs if s is not None) if None not in stdevs else None
+    least = min(range(len(measurements)), key=lambda index: utils[index] or 0.0)
+    device = measurements[least].extra.get("storage_device")
+    return (
+        statistics.median(m.bytes_per_second for m in measurements),
+        noise,
+        utils[least] or 0.0,
+        device if isinstance(device, str) else None,
+    )
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
 
 
 def _low(m: Measurement) -> float:
