@@ -30,6 +30,8 @@ _PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s*)?(?:" + "|".join(_PROMPTS) + ")")
 # "# " is root's prompt, but also cryptsetup's header and a markdown heading: only a
 # known command after it makes it a prompt.
 _ROOT_HASH = re.compile(r"^\s*#\s*")
+# any other short prompt ('pw~# ', 'OpenWrt$ ', 'board% '): only before a known command
+_SHORT_PROMPT = re.compile(r"^\s*[^\s#$%]{1,40}[#$%]\s+")
 _WRAPPERS = {"sudo", "time", "nice", "command", "exec", "doas"}
 _WRAPPERS_WITH_ARGUMENT = {"taskset", "chrt", "numactl", "ionice"}
 PROGRAMS = {
@@ -82,9 +84,10 @@ def strip_prompt(line: str) -> tuple[str, bool]:
     match = _PROMPT.match(line)
     if match and match.end() > 0:
         return line[match.end() :], True
-    hashed = _ROOT_HASH.match(line)
-    if hashed and parse_command(line[hashed.end() :]) is not None:
-        return line[hashed.end() :], True
+    for pattern in (_ROOT_HASH, _SHORT_PROMPT):
+        prompt = pattern.match(line)
+        if prompt and parse_command(line[prompt.end() :]) is not None:
+            return line[prompt.end() :], True
     return line, False
 
 

@@ -9,7 +9,8 @@ there that makes a line as the tool printed it, so no parser needs its own speci
   ``&#39;``) become their characters.  Only known tag names are dropped, so a kernel
   log's ``<6>`` level (handled below) and text such as ``<stdin>`` stay.
 * **Markdown remnants**: list bullets (``- ``, ``* ``, ``1. ``), emphasis around a row or
-  a value (``**aes-cbc 256b ... MiB/s**``, ``__x__``, ``~~x~~``, ``*row*``), a row
+  a value (``**aes-cbc 256b ... MiB/s**``, ``__x__``, ``~~x~~``, ``*row*``, and the
+  ``*`` that opens or closes a paragraph in emphasis on its first or last line), a row
   wrapped in inline code (`` `row` ``), and table pipes (``| aes-xts | 512b | ... |``;
   the ``|---|`` rule is dropped).  A line of tool output never starts with a bullet
   followed by a blank, nor holds ``**``, so nothing the tools print is changed.
@@ -45,6 +46,8 @@ _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.I
 _BULLET = re.compile(r"^(\s*)(?:[-*+\u2022\u2023\u25e6]|\d{1,2}[.)])\s+(?=\S)")
 _STRONG = re.compile(r"\*\*|__(?=\S)|(?<=\S)__|~~")
 _WRAPPED = re.compile(r"^(\s*)([*_`])(?=\S)(.*?\S)\2\s*$")
+_OPEN_STAR = re.compile(r"^(\s*)\*(?=[^\s*])")
+_CLOSE_STAR = re.compile(r"(?<=[^\s*])\*\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _TABLE_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
 
@@ -168,6 +171,9 @@ def strip_markdown(line: str) -> str:
     while wrapped is not None:
         line = wrapped[1] + wrapped[3]
         wrapped = _WRAPPED.match(line)
+    if line.count("*") == 1:
+        # emphasis around a whole paragraph opens on its first line and closes on its last
+        line = _OPEN_STAR.sub(r"\1", _CLOSE_STAR.sub("", line))
     return line
 
 

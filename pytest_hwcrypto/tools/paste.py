@@ -45,6 +45,11 @@ _FENCE = re.compile(
     r"|\.\.\s+code-block::.*)\s*$",  # reStructuredText
     re.IGNORECASE,
 )
+# a tool's own frame lines left outside a table (its rows were cut): never a label
+_CHROME = re.compile(
+    r"^\s*(?:type\s+\d+\s*bytes|The 'numbers' are in|#\s*Tests are approximate"
+    r"|#?\s*Algorithm\s*\||Run status group \d|Disk stats \(|fio-\d|Starting \d+ process)"
+)
 _HEADING_MARKS = re.compile(r"^\s*(?:#{1,6}\s+|\*\*|__)|(?:\*\*|__)\s*$")
 _LABEL_LENGTH = 160
 
@@ -53,7 +58,7 @@ _LABEL_LENGTH = 160
 GENERIC_SPLITTERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<=[KMGT]iB/s)(?=[^\s,;:.)\]/|(-])"),
     re.compile(r"(?<=\d\.\d\d%)(?=[^\s\d,;:)\]%])"),
-    re.compile(r"(?<=\d)(?=[A-Z][a-z]{2,})"),
+    re.compile(r"(?<=\d)(?=[A-Z][a-z]{2,})(?![KMGT](?:hz|bps|bit|byte)s?\b)"),  # not 400Mhz
 )
 
 
@@ -194,11 +199,12 @@ def _label_line(paste: Paste, gap: list[int]) -> int:
 
     Posts repeat the same command above every table (`cryptsetup benchmark` once per
     kernel); the line above it (``kernel v5.4.6``, ``with CESA:``) is what tells the
-    tables apart, and the command is kept apart as the table's `command`.  Only when the
-    gap holds nothing but command lines is the nearest command the label.
+    tables apart, and the command is kept apart as the table's `command`.  A tool's own
+    frame lines left outside a table (a `type 16 bytes ...` header) are skipped too.
+    Only when the gap holds nothing else is its nearest line the label.
     """
     for line in gap:
-        if line not in paste.commands:
+        if line not in paste.commands and not _CHROME.match(paste.lines[line]):
             return line
     return gap[0]
 

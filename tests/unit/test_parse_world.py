@@ -439,3 +439,20 @@ def test_the_compare_command_prints_storage_bound(
     assert main(["compare", str(sw), str(hw), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert all(item["storage_bound"] for item in data["comparisons"])
+
+
+# ---------------------------------------------------------------------------------------
+# prompts, italics and units in the prose around a table
+
+
+def test_short_prompts_italic_paragraphs_and_units_in_prose() -> None:
+    rows = raw("qemu_cryptsetup_single")
+    post = f"A 1 core cpu at 833Mhz:\npw~# cryptsetup benchmark -c aes-xts -s 512\n{rows}"
+    document = parse_text("auto", post, "prompt.txt")
+    assert document.tables[0].command is not None
+    assert document.tables[0].command.flags["key-size"] == "512"
+    assert document.tables[0].label == "A 1 core cpu at 833Mhz:"
+    italic = "*$ cryptsetup benchmark -c aes-xts -s 512\n" + rows.rstrip("\n") + "*\n"
+    slanted = parse_text("auto", italic, "italic.txt")
+    assert values(slanted) == values(parse_text("auto", rows, "rows.txt"))
+    assert slanted.tables[0].command is not None
