@@ -24,6 +24,7 @@ from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
 from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
+from pytest_hwcrypto.kernel.evidence import gather_live_facts
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
@@ -58,12 +59,17 @@ def kernel_facts(run: HwcryptoRun) -> KernelFacts:
 
 
 def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
-    """The /proc/crypto inventory, read once per run (also at collection time)."""
+    """The /proc/crypto inventory, read once per run (also at collection time), classed as
+    `hwcrypto inventory` classes it: the board profile's [[classify]], then what this
+    kernel says of its drivers (crypto_user flags, modules bound to devices), then names."""
     if run.inventory is None:
         try:
-            run.inventory = build_inventory(read_proc_crypto(PROC_CRYPTO))
+            algs = read_proc_crypto(PROC_CRYPTO)
         except FileNotFoundError:
             run.inventory = []
+        else:
+            overrides = run.profile.classify if run.profile is not None else ()
+            run.inventory = build_inventory(algs, overrides=overrides, live=gather_live_facts(algs))
     return run.inventory
 
 

@@ -7,7 +7,9 @@ import os
 
 import pytest
 
+from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.cli import main
+from pytest_hwcrypto.run import build_run
 
 pytestmark = pytest.mark.board
 
@@ -77,3 +79,15 @@ def test_every_class_says_which_evidence_decided_it(capsys: pytest.CaptureFixtur
         or not str(entry["class_evidence"]).startswith(("sysfs", "crypto_user"))
         for entry in entries
     )
+
+
+def test_the_runs_own_inventory_uses_the_live_evidence_too(board_kind: str) -> None:
+    """The inventory every suite and the results file see (fixtures.inventory, behind the
+    hwcrypto_inventory fixture) classes drivers as `hwcrypto inventory` does: on QEMU,
+    virtio-crypto by its bound device, not by its name."""
+    if board_kind != "qemu":
+        pytest.skip("QEMU board only")
+    run = build_run(enabled=False, cli_values={}, environ={}, ini_values={})
+    virtio = next(e for e in fixtures.inventory(run) if e.driver == "virtio_crypto_aes_cbc")
+    assert virtio.driver_class == "offload"
+    assert virtio.class_evidence.startswith(("sysfs: ", "crypto_user: ")), virtio.class_evidence
