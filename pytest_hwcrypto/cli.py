@@ -128,10 +128,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise CliError("--relative-to judges regressions: give BASELINE.json CURRENT.json")
         if not (args.sw and args.hw) or args.files:
             raise CliError("give --sw SW.json and --hw HW.json together, without positional files")
+        first, second = load(args.sw), load(args.hw)
+        names = (args.sw, args.hw)
         try:
             result = compare.compare_hw_sw(
-                load(args.sw),
-                load(args.hw),
+                first,
+                second,
                 min_ratio=min_ratio,
                 block_sizes=args.block_sizes,
                 algorithm=args.algorithm,
@@ -143,9 +145,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         if len(args.files) != 2:
             raise CliError("give BASELINE.json CURRENT.json, or --sw SW.json --hw HW.json")
+        first, second = load(args.files[0]), load(args.files[1])
+        names = (args.files[0], args.files[1])
         comparisons = compare.compare(
-            load(args.files[0]),
-            load(args.files[1]),
+            first,
+            second,
             max_drop=max_drop,
             algorithm=args.algorithm,
             relative_to=args.relative_to,
@@ -161,7 +165,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not comparisons:
         raise CliError(
             "no measurement in the two files matches (same source, algorithm, "
-            "key size, block size, op)"
+            f"key size, block size, op): {compare_text.what_each_holds(first, second, names)}"
         )
     if args.json:
         json.dump(compare.comparisons_to_json(comparisons, crossover), sys.stdout, indent=2)

@@ -15,7 +15,10 @@ from pytest_hwcrypto.model.sensitivity import format_drop
 from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, MIB
 
 if TYPE_CHECKING:  # compare.py imports storage_bound.py, which words with this module
+    from pytest_hwcrypto.model.results import Results
     from pytest_hwcrypto.verdict.compare import Comparison, HwSwComparison
+
+_SHOWN_PATHS = 4
 
 # ---------------------------------------------------------------------------------------
 # regression mode
@@ -114,6 +117,16 @@ def _bracketed(driver: str | None) -> str:
 # paths and numbers
 
 
+def what_each_holds(first: Results, second: Results, names: tuple[str, str]) -> str:
+    """'a.json has fio crypt; b.json has fio crypt.patched': why nothing matched."""
+    parts = []
+    for name, results in zip(names, (first, second)):
+        paths = list(dict.fromkeys(f"{m.source} {m.algorithm}" for m in results.measurements))
+        shown = ", ".join(paths[:_SHOWN_PATHS]) + (", ..." if len(paths) > _SHOWN_PATHS else "")
+        parts.append(f"{name} has {shown or 'no measurement'}")
+    return "; ".join(parts)
+
+
 def describe_comparison(comparison: Comparison) -> str:
     """'cbc(aes) 128-bit 4096 B encrypt cbc-aes-aesni (afalg)'."""
     return describe_path(
@@ -179,4 +192,5 @@ __all__ = [
     "format_mib_s",
     "format_min_ratio",
     "format_ratio",
+    "what_each_holds",
 ]

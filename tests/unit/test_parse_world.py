@@ -456,3 +456,19 @@ def test_short_prompts_italic_paragraphs_and_units_in_prose() -> None:
     slanted = parse_text("auto", italic, "italic.txt")
     assert values(slanted) == values(parse_text("auto", rows, "rows.txt"))
     assert slanted.tables[0].command is not None
+
+
+def test_compare_says_what_each_file_holds_when_nothing_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    post = raw("fio_slow_aes_ti")
+    renamed = post.replace("randrw:", "crypt.patched:")
+    for name, text in (("a", post), ("b", renamed)):
+        (tmp_path / f"{name}.txt").write_text(text, encoding="utf-8")
+        main(["parse", "auto", str(tmp_path / f"{name}.txt"), "--json"])
+        (tmp_path / f"{name}.json").write_text(capsys.readouterr().out, encoding="utf-8")
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    assert main(["compare", a, b]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.endswith(f"{a} has fio randrw; {b} has fio crypt.patched")
+    assert "\n" not in error
