@@ -45,8 +45,9 @@ from pytest_hwcrypto.vocabulary import Op, Source
 TOOL = "cryptsetup"
 _UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _RATE = r"\d+(?:\.\d+)?\s*[KMGT]iB/s"
-# 'aes-xts', 'serpent-cbc', and Adiantum's 'xchacha12,aes-adiantum'
-_CIPHER = r"[a-z0-9]+(?:[-,][a-z0-9]+)+"
+# 'aes-xts', 'serpent-cbc', Adiantum's 'xchacha12,aes-adiantum', and with -c the mode as
+# given: 'aes-cbc-essiv:sha256', 'aes-xts-plain64'
+_CIPHER = r"[a-z0-9]+(?:[-,][a-z0-9_:.]+)+"
 
 _TESTS = re.compile(r"^\s*#\s*Tests are approximate", re.IGNORECASE)
 _COMMENT = re.compile(r"^\s*[#\u2116](?!#)\s*\S")  # Ukrainian uses '№' for '#'

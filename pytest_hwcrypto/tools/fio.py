@@ -112,7 +112,8 @@ _STATUS = re.compile(r"^Run status group \d+")
 _OTHER = re.compile(
     r"^(?:fio-\d|Starting \d+ (?:process|thread)|Jobs: \d|\S+: Laying out IO file|note: |"
     r"Run status group \d|Disk stats \(read/write\)|"
-    r"\s*(?:lat \((?:nsec|usec|msec)\)|IO depths|submit|complete|issued(?: rwts)?|latency)"
+    r"\s*(?:lat \((?:nsec|usec|msec)\)|IO depths|submit|complete|issued(?: rwts)?|latency"
+    r"|fsync/fdatasync/sync_file_range|sync (?:percentiles )?\((?:nsec|usec|msec)\))"
     r"\s*:|\s*\|\s*\d|\s*\.\.\.\s*$)"
 )
 

@@ -4,10 +4,11 @@ Every parser reads the lines `paste.read_paste` hands it; this module is the sta
 there that makes a line as the tool printed it, so no parser needs its own special cases:
 
 * **HTML remnants** (a page copied from its source, a forum's export): ``<br>``,
-  ``</p>``, ``</div>``, ``</tr>``, ``</li>`` end a line; other known tags (``<pre>``,
-  ``<code>``, ``<b>``, ``<td>``...) are dropped; entities (``&nbsp;``, ``&gt;``,
-  ``&#39;``) become their characters.  Only known tag names are dropped, so a kernel
-  log's ``<6>`` level (handled below) and text such as ``<stdin>`` stay.
+  ``</p>``, ``</div>``, ``</tr>``, ``</li>`` end a line; table cells (``<td>``) are
+  kept apart by a blank; other known tags (``<pre>``, ``<code>``, ``<b>``...) are
+  dropped; entities (``&nbsp;``, ``&gt;``, ``&#39;``) become their characters.  Only
+  known tag names are dropped, so a kernel log's ``<6>`` level (handled below) and text
+  such as ``<stdin>`` stay.
 * **Markdown remnants**: list bullets (``- ``, ``* ``, ``1. ``), emphasis around a row or
   a value (``**aes-cbc 256b ... MiB/s**``, ``__x__``, ``~~x~~``, ``*row*``, and the
   ``*`` that opens or closes a paragraph in emphasis on its first or last line), a row
@@ -41,6 +42,7 @@ _TAGS = re.compile(
     r"|wbr|section|article|details|summary|mark|del|ins|s|strike|center)\b[^<>]*>",
     re.I,
 )
+_CELLS = re.compile(r"<\s*/?\s*(?:td|th)\b[^<>]*>", re.I)  # cells apart, not glued
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.I)
 
 _BULLET = re.compile(r"^(\s*)(?:[-*+\u2022\u2023\u25e6]|\d{1,2}[.)])\s+(?=\S)")
@@ -141,7 +143,7 @@ def html_lines(line: str) -> list[str]:
     if "<" not in line and "&" not in line:
         return [line]
     pieces = _BREAK_TAGS.split(line)
-    return [_ENTITY.sub(_entity, _TAGS.sub("", piece)) for piece in pieces]
+    return [_ENTITY.sub(_entity, _TAGS.sub("", _CELLS.sub(" ", piece))) for piece in pieces]
 
 
 def _entity(match: re.Match[str]) -> str:

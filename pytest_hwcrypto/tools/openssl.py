@@ -11,6 +11,7 @@ into results:
   with a warning naming the line that is missing;
 * sign/verify rows become `PublicKeyRecord`s, never Measurements, and a row openssl
   could not compute (``infk``: it counted no CPU time) a `NoRateRecord`;
+* a row or a header a mailer wrapped goes on with the next line's values or sizes;
 * rows pasted without their ``type`` header take the sizes of the last header above
   them in the post, else openssl's defaults for their number of values (with a
   warning), and the command's ``-mb`` or ``-bytes N`` when the command says so;
@@ -125,6 +126,10 @@ def _classify(line: str, run: _Run | None) -> str | None:
         return "build"
     if lines.ROW.match(line) and (run.sizes or run.mr_sizes or run.facts.get("version")):
         return "row"
+    if run.rows and lines.MORE_VALUES.match(line):
+        return "row-more"  # a row a mailer wrapped: its last values on their own line
+    if run.sizes and not run.rows and lines.MORE_SIZES.match(line):
+        return "type-more"
     if lines.PKEY_HEADER.match(line):
         return "pkey-header"
     if run.pkey_columns and lines.PKEY_ROW.match(line):
@@ -176,6 +181,11 @@ def _read(run: _Run, index: int, line: str, kind: str) -> None:
         row = lines.ROW.match(line)
         assert row is not None
         run.rows.append((index, row["name"], lines.row_rates(row["values"])))
+    elif kind == "row-more":
+        row_index, name, rates = run.rows[-1]
+        run.rows[-1] = (row_index, name, rates + lines.row_rates(line))
+    elif kind == "type-more":
+        run.sizes += [int(size) for size in re.findall(r"(\d{1,12})\s*bytes?", line)]
     elif kind == "pkey-header":
         run.pkey_columns = line.split()
     elif kind == "pkey-row":

@@ -68,6 +68,8 @@ ROW = re.compile(
     rf"(?P<values>(?:\s+{_ROW_NUMBER})+)\s*$",
     re.IGNORECASE,
 )
+MORE_VALUES = re.compile(rf"^\s*{_ROW_NUMBER}(?:\s+{_ROW_NUMBER})*\s*$", re.IGNORECASE)
+MORE_SIZES = re.compile(r"^\s*(?:\d+\s*bytes?\s*)+$")
 ROW_VALUE = re.compile(r"(?P<number>\d+\.\d\d|-?inf|-?nan)(?P<k>k?)", re.IGNORECASE)
 PKEY_HEADER = re.compile(r"^\s*(?P<columns>(?:[a-z]+(?:/s)?\s+)*[a-z]+/s)\s*$")
 PKEY_ROW = re.compile(

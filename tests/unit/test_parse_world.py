@@ -472,3 +472,44 @@ def test_compare_says_what_each_file_holds_when_nothing_matches(
     error = capsys.readouterr().err.strip()
     assert error.endswith(f"{a} has fio randrw; {b} has fio crypt.patched")
     assert "\n" not in error
+
+
+def test_an_html_table_and_a_cipher_given_with_its_mode() -> None:
+    rows = parse_text("auto", raw("qemu_cryptsetup_single"), "rows.txt").measurements
+    cells = "".join(
+        f"<tr><td>{m.algorithm}</td><td>{m.key_bits}b</td>"
+        f"<td>{m.bytes_per_second / MIB:.1f} MiB/s</td><td>0.1 MiB/s</td></tr>"
+        for m in rows
+        if m.op == "encrypt"
+    )
+    document = parse_text("auto", f"<table>{cells}</table>", "table.html")
+    assert [m.bytes_per_second for m in document.measurements if m.op == "encrypt"] == [
+        m.bytes_per_second for m in rows if m.op == "encrypt"
+    ]
+    essiv = "aes-cbc-essiv:sha256        256b       106.8 MiB/s       112.3 MiB/s"
+    [table] = parse_text("auto", essiv, "essiv.txt").tables
+    assert {(m.algorithm, m.key_bits) for m in table.measurements} == {
+        ("aes-cbc-essiv:sha256", 256)
+    }
+
+
+def test_openssl_rows_and_headers_wrapped_by_a_mailer() -> None:
+    text = raw("openssl_evp")
+    original = parse_text("auto", text, "raw.txt")
+    wrapped = re.sub(r"(   1024 bytes) ", r"\1\n", text)
+    wrapped = re.sub(r"(AES-128-CBC(?:\s+\S+k){4})\s+", r"\1\n", wrapped)
+    assert wrapped.count("\n") == text.count("\n") + 2
+    assert values(parse_text("auto", wrapped, "wrapped.txt")) == values(original)
+
+
+def test_fio_sync_latency_lines_do_not_end_the_run() -> None:
+    lines = raw("fio_slow_aes_ti").splitlines()
+    cpu = next(n for n, line in enumerate(lines) if line.lstrip().startswith("cpu"))
+    lines[cpu:cpu] = [
+        "  fsync/fdatasync/sync_file_range:",
+        "    sync (nsec): min=120, max=4511, avg=265.03, stdev=122.47",
+        "    sync percentiles (nsec):",
+        "     |  1.00th=[  131],  5.00th=[  145], 10.00th=[  155], 20.00th=[  175],",
+    ]
+    document = parse_text("auto", "\n".join(lines), "sync.txt")
+    assert [m.extra["storage_util"] for m in document.measurements] == [98.65, 98.65]
