@@ -65,6 +65,13 @@ _ROW_START = re.compile(
 _MISSING = re.compile(
     r"Cipher\s+(?P<cipher>\S+)\s+\(with\s+(?P<key>\d+)\s+bits?\s+key\)\s+is\s+not\s+available"
 )
+# cryptsetup's word for "Decryption" in its po files (en, de, fr, es, it, pl, pt_BR, ro,
+# cs, sk, da, sv, nl, ru, uk, sr, ja, zh_CN, ka), by stem
+_DECRYPTION = re.compile(
+    r"decr|dekr|descif|descrip|déchif|dechif|entschl|odszyf|ontsl|dešif|desif|avkryp"
+    r"|расшиф|розшиф|дешиф|復号|解密|გაშიფ"
+)
+_ONE_VALUE_COLUMN = 3  # algorithm, key, one value
 _VALUE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT])iB/s")
 
 # Where a pasted cryptsetup line may have lost its line break (paste.read_paste).
@@ -130,6 +137,7 @@ class _Run:
     rows: dict[tuple[str, int], str] = field(default_factory=dict)
     previous: str | None = None
     has_rows: bool = False
+    only: Op | None = None  # a header with one value column: which op it is
 
 
 def find_tables(paste: Paste) -> list[Table]:
@@ -203,6 +211,8 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
     run.previous = text
     if kind == "kdf":
         table.records.append(_kdf_record(line))
+    elif kind == "header":
+        run.only = _single_column(line)
     elif kind == "row":
         run.has_rows = True
         _read_row(paste, run, index, line)
@@ -211,6 +221,19 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
         assert missing is not None
         table.records.append(UnavailableCipher(missing["cipher"], int(missing["key"])))
         table.warnings.append(f"{paste.where(index)}: cryptsetup says: {text}")
+
+
+def _single_column(header: str) -> Op | None:
+    """The op of a header with one value column ('Key | Decryption'), else None.
+
+    Posters cut the table into an encryption and a decryption part; the column's word,
+    in cryptsetup's own languages, says which (a word not known here: encryption).
+    """
+    cells = [cell.strip().lower() for cell in header.lstrip("#\u2116 ").split("|")]
+    cells = [cell for cell in cells if cell]
+    if len(cells) != _ONE_VALUE_COLUMN:
+        return None
+    return Op.DECRYPT if _DECRYPTION.search(cells[-1]) else Op.ENCRYPT
 
 
 def _kdf_record(line: str) -> PbkdfRecord:
@@ -253,7 +276,15 @@ def _read_row(paste: Paste, run: _Run, index: int, line: str) -> None:
     run.rows[(algorithm, key_bits)] = line.strip()
     rest = start["rest"].replace("|", " ").strip()
     row = _ROW.match(f"{algorithm} {key_bits}b {rest}")
-    if row is not None:
+    if row is not None and run.only is not None:
+        # a one-column table ('Key | Decryption'): its one value is that op's
+        if row["dec"] is not None:
+            table.warnings.append(
+                f"{paste.where(index)}: {algorithm} {key_bits}b row has more values than its "
+                f"header's one column; read the first as {run.only}"
+            )
+        encrypt, decrypt = (row["enc"], None) if run.only == Op.ENCRYPT else (None, row["enc"])
+    elif row is not None:
         encrypt, decrypt = row["enc"], row["dec"]
         if decrypt is None:
             table.warnings.append(
@@ -272,7 +303,7 @@ def _read_row(paste: Paste, run: _Run, index: int, line: str) -> None:
             f"{paste.where(index)}: {algorithm} {key_bits}b row is incomplete; read "
             + ("encryption only" if decrypt is None else "its first two values")
         )
-    if encrypt == "N/A" and decrypt in ("N/A", None):
+    if encrypt in ("N/A", None) and decrypt in ("N/A", None):
         table.records.append(UnavailableCipher(algorithm, key_bits))
         return
     for op, value in ((Op.ENCRYPT, encrypt), (Op.DECRYPT, decrypt)):

@@ -513,3 +513,24 @@ def test_fio_sync_latency_lines_do_not_end_the_run() -> None:
     ]
     document = parse_text("auto", "\n".join(lines), "sync.txt")
     assert [m.extra["storage_util"] for m in document.measurements] == [98.65, 98.65]
+
+
+def test_a_table_cut_into_an_encryption_and_a_decryption_part() -> None:
+    rows = parse_text("auto", raw("qemu_cryptsetup"), "raw.txt").measurements
+    parts = []
+    for op, word in (("encrypt", "Encryption"), ("decrypt", "Entschlüsselung")):
+        parts.append(f"# {op}ion:\n#  Algorithm | Key |  {word}")
+        parts += [
+            f"{m.algorithm:>12} {m.key_bits:>6}b {m.bytes_per_second / MIB:10.1f} MiB/s"
+            for m in rows
+            if m.op == op
+        ]
+        parts.append("")
+    document = parse_text("auto", "\n".join(parts), "split.txt")
+    assert document.warnings == []
+    assert [(m.extra["table"], m.op) for m in document.measurements] == [
+        (0 if m.op == "encrypt" else 1, m.op) for m in sorted(rows, key=lambda m: m.op != "encrypt")
+    ]
+    assert {(m.algorithm, m.key_bits, m.op): m.bytes_per_second for m in document.measurements} == {
+        (m.algorithm, m.key_bits, m.op): m.bytes_per_second for m in rows
+    }
