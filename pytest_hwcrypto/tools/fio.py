@@ -84,8 +84,8 @@ _GROUP = re.compile(
 )
 _LATENCY = re.compile(
     rf"^\s*(?P<kind>slat|clat|lat)\s*\((?P<unit>nsec|usec|msec|sec)\):\s*"
-    rf"min=\s*(?P<min>{_N})(?P<mink>[kKMG]?),\s*max=\s*(?P<max>{_N})(?P<maxk>[kKMG]?),\s*"
-    rf"avg=\s*(?P<avg>{_N}),\s*stdev=\s*(?P<stdev>{_N})"
+    rf"min=\s*(?P<min>{_N})(?P<mink>[kKMG]?)\s*,\s*max=\s*(?P<max>{_N})(?P<maxk>[kKMG]?)\s*,\s*"
+    rf"avg=\s*(?P<avg>{_N})\s*,\s*stdev=\s*(?P<stdev>{_N})"
 )
 _PERCENTILES = re.compile(
     r"^\s*(?P<kind>slat|clat|lat)\s+percentiles\s*\((?P<unit>nsec|usec|msec)\)"
@@ -190,6 +190,8 @@ def _classify(line: str, run: _Run | None) -> str | None:
         return "result"
     if _GROUP.match(line):
         return "group"  # a group summary alone (the rest cut, or `| grep READ`)
+    if run is None and _DIRECTION.match(line) and _BW.search(line):
+        return "direction"  # a job's lines pasted without the job's header
     if _STATUS.match(line):
         return "other"
     if run is None:
@@ -229,6 +231,9 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
         run.warnings.append(f"{paste.where(index)}: fio says: {line.strip()[:160]}")
     elif kind == "disk":
         _read_disk(run, line)
+    elif kind == "direction" and job is None:
+        run.jobs.append(_Job(_ALL_JOBS))
+        _read_job_line(run.jobs[-1], line, kind)
     elif kind == "group":
         group = _GROUP.match(line)
         assert group is not None
@@ -397,8 +402,7 @@ def apply_command(table: Table, command: Command | None) -> None:
         if measurement.block_size is None and measurement.op in sizes:
             measurement.block_size = sizes[measurement.op]
             measurement.extra["block_size_from"] = "command"
-        grouped = measurement.extra.get("group") and measurement.algorithm == _ALL_JOBS
-        if grouped and isinstance(name, str) and name:
+        if measurement.algorithm == _ALL_JOBS and isinstance(name, str) and name:
             measurement.algorithm = name
             measurement.extra["job"] = name
 

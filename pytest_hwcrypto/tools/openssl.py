@@ -107,6 +107,7 @@ def _orphan_row(line: str, header_seen: bool) -> str | None:
 def _classify(line: str, run: _Run | None) -> str | None:
     checks = (
         ("engine", lines.ENGINE_SET),
+        ("engine-invalid", lines.ENGINE_INVALID),
         ("elapsed", lines.ELAPSED),
         ("doing", lines.DOING),
         ("doing-pkey", lines.DOING_PKEY),
@@ -138,7 +139,7 @@ def _classify(line: str, run: _Run | None) -> str | None:
 
 
 def _starts_new_run(run: _Run, kind: str) -> bool:
-    if kind in ("engine", "elapsed", "doing", "doing-pkey", "forked"):
+    if kind in ("engine", "engine-invalid", "elapsed", "doing", "doing-pkey", "forked"):
         return run.has_results
     if kind in ("version", "type"):
         return bool(run.rows)
@@ -151,6 +152,10 @@ def _read(run: _Run, index: int, line: str, kind: str) -> None:
         match = lines.ENGINE_SET.match(line)
         assert match is not None
         facts["engine"] = match["engine"]
+    elif kind == "engine-invalid":
+        invalid = lines.ENGINE_INVALID.match(line)
+        assert invalid is not None
+        facts["engine_invalid"] = invalid["engine"]
     elif kind == "elapsed":
         facts["elapsed"] = True
     elif kind == "doing":
@@ -251,6 +256,12 @@ def _table(paste: Paste, run: _Run, earlier_sizes: list[int]) -> Table:
     if run.cpu_times:
         # what the 'Doing' lines counted: below the requested seconds means CPU time
         run.facts["timed_seconds"] = [min(run.cpu_times), max(run.cpu_times)]
+    invalid = run.facts.get("engine_invalid")
+    if invalid:
+        table.warnings.append(
+            f"{paste.where(run.first)}: openssl could not load engine {invalid} "
+            "('Invalid engine'); this run measured openssl's own code"
+        )
     sizes = run.sizes or run.mr_sizes
     if run.rows:
         if not sizes:
@@ -365,7 +376,7 @@ def apply_command(table: Table, command: Command | None) -> None:
     facts = table.facts
     if command is not None and command.program == "openssl":
         flags = command.flags
-        if "engine" in flags:
+        if "engine" in flags and flags["engine"] != facts.get("engine_invalid"):
             facts.setdefault("engine", flags["engine"])
         facts["elapsed"] = bool(flags.get("elapsed")) or bool(facts.get("elapsed"))
         facts["evp"] = "evp" in flags

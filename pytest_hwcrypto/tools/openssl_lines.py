@@ -2,7 +2,8 @@
 
 apps/speed.c in OpenSSL 1.1 and 3.x prints, per run:
 
-* ``Engine "afalg" set.`` (with ``-engine``), ``You have chosen to measure elapsed time
+* ``Engine "afalg" set.`` (with ``-engine``; ``Invalid engine "devcrypto"`` when it could
+  not be loaded, and the run goes on without it), ``You have chosen to measure elapsed time
   instead of user CPU time.`` (with ``-elapsed``; not with ``-mr``);
 * ``Doing AES-128-CBC for 1s on 16 size blocks: 89103449 AES-128-CBC's in 1.00s`` per
   cipher or digest and size (the legacy names in 3.x are lowercase: ``aes-128-cbc``; in
@@ -36,6 +37,8 @@ MB_SIZES = (8192, 16384, 32768, 65536, 131072)
 _NUMBER = r"\d+(?:\.\d+)?"
 
 ENGINE_SET = re.compile(r'^\s*engine\s+"(?P<engine>[^"]+)"\s+set\.?', re.IGNORECASE)
+# the engine could not be loaded: openssl goes on without it
+ENGINE_INVALID = re.compile(r'^\s*invalid engine\s+"(?P<engine>[^"]+)"', re.IGNORECASE)
 ELAPSED = re.compile(r"^\s*You have chosen to measure elapsed time", re.IGNORECASE)
 DOING = re.compile(
     r"^\s*Doing\s+(?P<name>.+?)(?:\s+ops)?\s+for\s+(?P<seconds>\d+)s\s+on\s+(?P<size>\d+)"

@@ -534,3 +534,35 @@ def test_a_table_cut_into_an_encryption_and_a_decryption_part() -> None:
     assert {(m.algorithm, m.key_bits, m.op): m.bytes_per_second for m in document.measurements} == {
         (m.algorithm, m.key_bits, m.op): m.bytes_per_second for m in rows
     }
+
+
+def test_an_engine_openssl_could_not_load_is_not_the_tables_driver() -> None:
+    text = raw("openssl_evp")
+    command = "# openssl speed -elapsed -engine devcrypto -evp aes-128-cbc"
+    post = f'{command}\nInvalid engine "devcrypto"\n{text}'
+    document = parse_text("auto", post, "invalid.txt")
+    assert values(document) == values(parse_text("auto", text, "raw.txt"))
+    assert {m.driver for m in document.measurements} == {None}
+    assert document.warnings == [
+        "invalid.txt:2: openssl could not load engine devcrypto ('Invalid engine'); "
+        "this run measured openssl's own code"
+    ]
+
+
+def test_fio_job_lines_without_their_header_from_fio_1x_and_2x() -> None:
+    post = "\n".join(
+        [
+            "**Unpatched**",
+            "read : io=102120KB, bw=618740 B/s, iops=151 , runt=169006msec",
+            "slat (usec): min=275 , max=87560 , avg=6571.88, stdev=2799.57",
+            "write: io=102680KB, bw=2048KB/s, iops=151 , runt=169006msec",
+        ]
+    )
+    document = parse_text("auto", post, "old.txt")
+    assert values(document) == {
+        (0, "all jobs", None, None, "read"): 618740.0,
+        (0, "all jobs", None, None, "write"): 2048 * 1024.0,
+    }
+    assert document.tables[0].label == "Unpatched"
+    latency = document.measurements[0].extra["latency_usec"]["slat"]
+    assert latency == {"min": 275.0, "max": 87560.0, "avg": 6571.88, "stdev": 2799.57}
