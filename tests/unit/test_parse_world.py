@@ -377,8 +377,9 @@ def test_one_tcrypt_table_per_header_and_wrapped_lines_rejoined() -> None:
     wrapped = TCRYPT_AEAD.replace(" (30692752 bytes)", "\n(30692752 bytes)").replace(
         "operations in 1 seconds (111623936", "operations in 1\nseconds (111623936"
     )
-    document = parse_text("auto", wrapped + TCRYPT_CYCLES, "two.txt")
+    document = parse_text("auto", "On the test box:\n" + wrapped + TCRYPT_CYCLES, "two.txt")
     assert [table.tool for table in document.tables] == ["tcrypt", "tcrypt"]
+    assert [table.label for table in document.tables] == ["On the test box:"] * 2
     assert len(document.tables[0].measurements) == 3
     assert len(document.tables[1].records) == 2
 
