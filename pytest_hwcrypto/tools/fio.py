@@ -74,12 +74,13 @@ _BS_2X = re.compile(
 _RANGE_2X = re.compile(r"(?P<lo>[\d.]+)(?P<lu>[KMG]?i?)B?-(?P<hi>[\d.]+)(?P<hu>[KMG]?i?)B?")
 _RESULT = re.compile(r"^(?P<job>\S+): \(groupid=\d+, jobs=\d+\): err=\s*(?P<err>\d+)")
 _UNIT = r"[KMGT]i?B/s|[kMGT]B/s|B/s"
-_DIRECTION = re.compile(r"^\s*(?P<op>read|write|trim)\s*:\s*(?=.*\b(?:BW|bw)=)")
+# 'mixed' with --unified_rw_reporting
+_DIRECTION = re.compile(r"^\s*(?P<op>read|write|trim|mixed)\s*:\s*(?=.*\b(?:BW|bw)=)")
 _BW = re.compile(rf"\b(?:BW|bw)=\s*(?P<bw>{_N})\s*(?P<unit>{_UNIT})")
 _IOPS_FIELD = re.compile(rf"\b(?:IOPS|iops)=\s*(?P<iops>{_N})(?P<ik>[kKM]?)")
 # the group summary: 'READ: bw=392KiB/s (401kB/s), ...' (3.x), 'READ: io=..., aggrb=...' (2.x)
 _GROUP = re.compile(
-    rf"^\s*(?P<op>READ|WRITE|TRIM)\s*:\s*(?:io=\S+\s+)?(?:aggrb|bw)=\s*(?P<bw>{_N})\s*"
+    rf"^\s*(?P<op>READ|WRITE|TRIM|MIXED)\s*:\s*(?:io=\S+\s+)?(?:aggrb|bw)=\s*(?P<bw>{_N})\s*"
     rf"(?P<unit>{_UNIT})"
 )
 _LATENCY = re.compile(
@@ -338,6 +339,14 @@ def _block_sizes(text: str) -> dict[str, int | None]:
             low = _bytes(match["lo"], match["lu"])
             high = _bytes(match["hi"], match["hu"])
             sizes[op] = low if low == high else None
+    return _with_mixed(sizes)
+
+
+def _with_mixed(sizes: dict[str, int | None]) -> dict[str, int | None]:
+    """'mixed' (--unified_rw_reporting) has the block size every direction shares."""
+    distinct = set(sizes.values())
+    if len(distinct) == 1:
+        sizes["mixed"] = distinct.pop()
     return sizes
 
 
@@ -414,7 +423,8 @@ def _command_block_sizes(value: str | bool | None) -> dict[str, int]:
     parts = [_option_size(part) for part in value.split(",")]
     if len(parts) == 1:
         parts = parts * 3
-    return {op: size for op, size in zip(("read", "write", "trim"), parts) if size is not None}
+    named = dict(zip(("read", "write", "trim"), parts))
+    return {op: size for op, size in _with_mixed(named).items() if size is not None}
 
 
 def _option_size(text: str) -> int | None:

@@ -567,3 +567,14 @@ def test_fio_job_lines_without_their_header_from_fio_1x_and_2x() -> None:
     assert document.tables[0].label == "Unpatched"
     latency = document.measurements[0].extra["latency_usec"]["slat"]
     assert latency == {"min": 275.0, "max": 87560.0, "avg": 6571.88, "stdev": 2799.57}
+
+
+def test_fio_unified_rw_reporting_is_one_mixed_direction() -> None:
+    lines = raw("fio_slow_aes_ti").splitlines()
+    job = next(n for n, line in enumerate(lines) if "(groupid=" in line)
+    post = "\n".join(
+        [*lines[: job + 1], "  mixed: IOPS=200, BW=800KiB/s (819kB/s)(6416KiB/8019msec)"]
+    )
+    [measurement] = parse_text("auto", post, "mixed.txt").measurements
+    assert (measurement.op, measurement.block_size) == ("mixed", 4096)
+    assert measurement.bytes_per_second == 800 * 1024
