@@ -72,6 +72,8 @@ _DECRYPTION = re.compile(
     r"|расшиф|розшиф|дешиф|復号|解密|გაშიფ"
 )
 _ONE_VALUE_COLUMN = 3  # algorithm, key, one value
+# what cryptsetup prints right after its first comment line: a translated one is known so
+_OPENS = ("kdf", "header")
 _VALUE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGT])iB/s")
 
 # Where a pasted cryptsetup line may have lost its line break (paste.read_paste).
@@ -150,7 +152,7 @@ def find_tables(paste: Paste) -> list[Table]:
         kind = _classify(line)
         if kind is None and _COMMENT.match(line) and _next_kind(paste, index) is not None:
             # '# Die Tests sind nur annähernd genau...' or a poster's '# encryption:'
-            kind = "tests" if run is not None or _next_kind(paste, index) == "kdf" else None
+            kind = "tests" if run is not None or _next_kind(paste, index) in _OPENS else None
         if kind is None and index in paste.log_lines:
             continue  # a kernel message on the same console
         if kind is None:
