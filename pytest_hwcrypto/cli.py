@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from pytest_hwcrypto import cli_parse
+from pytest_hwcrypto import cli_lava, cli_parse
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.settings import SettingError
@@ -415,6 +415,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     _add_sweep,
     cli_parse.add_parser,
     _add_report,
+    cli_lava.add_parser,
 )
 
 

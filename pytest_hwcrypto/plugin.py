@@ -127,11 +127,13 @@ class HwcryptoPlugin:
 
     def __init__(self, run: HwcryptoRun) -> None:
         self.run = run
-        self.lava = None
-        if lava_on(run.options.lava):
+        self.lava = lava_on(run.options.lava)
+        # Every test's outcome, for LAVA test cases and KCIDB tests alike.
+        self.outcomes = None
+        if self.lava or run.options.kcidb:
             from pytest_hwcrypto.report.lava import Outcomes
 
-            self.lava = Outcomes()
+            self.outcomes = Outcomes()
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -169,6 +171,8 @@ class HwcryptoPlugin:
         from pytest_hwcrypto import run_output
 
         run_output.write_results(session.config, self.run)
+        if self.outcomes is not None and self.run.options.kcidb:
+            run_output.write_kcidb(session.config, self.run, self.outcomes)
         exclusive.remove_lock(session.config)
 
     @pytest.hookimpl(tryfirst=True)
@@ -190,14 +194,14 @@ class HwcryptoPlugin:
         from pytest_hwcrypto import run_output
 
         run_output.terminal_summary(terminalreporter, config, self.run)
-        if self.lava is not None:
-            run_output.report_to_lava(terminalreporter, config, self.run, self.lava)
+        if self.lava and self.outcomes is not None:
+            run_output.report_to_lava(terminalreporter, config, self.run, self.outcomes)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.lava is not None:
+        if self.outcomes is not None:
             from pytest_hwcrypto import run_output
 
-            run_output.lava_outcome(self.lava, report)
+            run_output.lava_outcome(self.outcomes, report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

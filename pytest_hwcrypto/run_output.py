@@ -175,6 +175,34 @@ def report_to_lava(
             subprocess.run(argv, check=False)
 
 
+def write_kcidb(config: pytest.Config, run: HwcryptoRun, outcomes: LavaOutcomes) -> None:
+    """--hwcrypto-kcidb: the run as KCIDB I/O data (lab/kcidb.py), by the controller; a
+    path that cannot be written is a warning, as for the HTML report."""
+    if hasattr(config, "workerinput") or not run.options.kcidb:
+        return
+    import datetime
+    import json
+
+    from pytest_hwcrypto.block.naming import run_id
+    from pytest_hwcrypto.lab.kcidb import kcidb_data
+    from pytest_hwcrypto.report.lava import case_sets
+
+    results = recorder(run).results()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    data = kcidb_data(
+        results,
+        case_sets(outcomes, results),
+        origin=run.options.kcidb_origin,
+        run=f"{now:%Y%m%dT%H%M%S}-{run_id()}",
+        start_time=now.isoformat(timespec="seconds"),
+    )
+    path = Path(run.options.kcidb)
+    try:
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    except OSError as error:
+        warnings.warn(pytest.PytestWarning(f"--hwcrypto-kcidb {path}: {error}"), stacklevel=1)
+
+
 def merge_worker_results(run: HwcryptoRun, node: Any) -> None:
     """xdist controller: take in what a finished worker recorded."""
     output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)

@@ -81,6 +81,13 @@ def parse_vm(text: str) -> BoardKind | None:
     return BoardKind(text)
 
 
+def parse_kcidb_origin(text: str) -> str:
+    """A KCIDB origin (the CI system's name): `[a-z0-9_]+`, as kcidb-io's schema says."""
+    if not re.fullmatch(r"[a-z0-9_]+", text):
+        raise ValueError("a KCIDB origin is lower-case letters, digits and '_' only")
+    return text
+
+
 def parse_positive_float(text: str) -> float:
     value = float(text)
     if value <= 0:
@@ -392,6 +399,21 @@ class Options:
         "BOOL",
         None,
         flag=True,
+    )
+
+    kcidb: str | None = _setting(
+        "write the run as KernelCI KCIDB I/O data (schema v5.3: checkout, build, one test "
+        "per test, measurement and rule) to this file",
+        parse_text,
+        "PATH",
+        in_profile=False,
+        board_role=BoardRole.RESULT_FILE,
+    )
+    kcidb_origin: str = _setting(
+        "the KCIDB origin (your CI system's name, [a-z0-9_]+) of --hwcrypto-kcidb's objects",
+        parse_kcidb_origin,
+        "NAME",
+        "hwcrypto",
     )
 
     dmcrypt_bytes: int = _setting(

@@ -33,7 +33,8 @@ _BOARD_OPTIONS = tuple(setting.option for setting in _with_role(BoardRole.CHOOSE
 # result-file setting needs its name in the run directory here.
 RESULTS_JSON = "results.json"
 REPORT_HTML = "report.html"
-_RESULT_FILE_NAMES = {"json": RESULTS_JSON, "html": REPORT_HTML}
+KCIDB_JSON = "kcidb.json"
+_RESULT_FILE_NAMES = {"json": RESULTS_JSON, "html": REPORT_HTML, "kcidb": KCIDB_JSON}
 _RESULT_FILE_OPTIONS = {
     "--junitxml": "junit.xml",
     "--junit-xml": "junit.xml",

@@ -98,7 +98,7 @@ def test_board_roles_say_what_a_board_run_does_with_each_option() -> None:
         "vm_timeout",
     ]
     assert [n for n, r in roles.items() if r is BoardRole.INPUT_FILE] == ["board", "baseline"]
-    assert [n for n, r in roles.items() if r is BoardRole.RESULT_FILE] == ["json", "html"]
+    assert [n for n, r in roles.items() if r is BoardRole.RESULT_FILE] == ["json", "html", "kcidb"]
 
 
 def test_max_samples_reaches_the_plan_and_refuses_too_few() -> None:
