@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from pytest_hwcrypto import cli_lava, cli_parse
+from pytest_hwcrypto import cli_ab, cli_lava, cli_parse
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.settings import SettingError
@@ -416,6 +416,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     cli_parse.add_parser,
     _add_report,
     cli_lava.add_parser,
+    cli_ab.add_parsers,
 )
 
 
@@ -442,7 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except (CliError, BoardError, ProfileError, SettingError) as error:
+    except (CliError, BoardError, ProfileError, SettingError, cli_ab.AbUsageError) as error:
         sys.stderr.write(f"hwcrypto: error: {error}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -1,0 +1,99 @@
+#!/bin/bash
+# The worked `git bisect run hwcrypto bisect-run` example on a real kernel tree (issue 33).
+#
+# Needs a Linux 6.1 tree configured for UML and built once, e.g. from Debian's
+# linux-source-6.1 (docs: ../shared/DESIGN.md section 7; 216-495 s on two cores):
+#   tar xaf /usr/src/linux-source-6.1.tar.xz && cd linux-source-6.1 && make ARCH=um defconfig
+#   scripts/config --enable CRYPTO_USER_API_SKCIPHER --enable CRYPTO_USER_API_HASH \
+#     --enable CRYPTO_USER --enable CRYPTO_CBC --enable CRYPTO_XTS --enable CRYPTO_AES_TI
+#   make ARCH=um olddefconfig && make ARCH=um -j2 linux
+#
+# Usage: benchmarks/ab_bisect_example.sh TREE WORKDIR [TRIAL]
+# It makes TREE's crypto/ directory a git repository (only crypto/ is tracked, so a
+# checkout rebuilds seconds of objects), commits 32 changes on top of the tree as it is --
+# 31 harmless (a comment in a crypto source file compiled into the kernel) and one, at a
+# position drawn from TRIAL, that adds work to aes-generic's block function -- then:
+# builds the good (first) and slow (last) kernels, `hwcrypto ab` between them, and
+# `git bisect run hwcrypto bisect-run` over the 32 commits. One line of JSON per trial is
+# appended to WORKDIR/bisect-trials.jsonl: the planted and the found culprit, steps, times.
+# Set HWCRYPTO to how to run the command (default: hwcrypto).
+set -euo pipefail
+TREE=$(realpath "$1")
+WORK=$(realpath -m "$2")
+TRIAL=${3:-0}
+HWCRYPTO=${HWCRYPTO:-hwcrypto}
+COMMITS=32
+SLOW_ROUNDS=${SLOW_ROUNDS:-60}
+mkdir -p "$WORK"
+cd "$TREE"
+export GIT_AUTHOR_NAME=hwcrypto GIT_AUTHOR_EMAIL=hwcrypto@localhost
+export GIT_COMMITTER_NAME=hwcrypto GIT_COMMITTER_EMAIL=hwcrypto@localhost
+
+# Harmless changes go into files that are compiled into this kernel.
+FILES=(crypto/cbc.c crypto/ecb.c crypto/xts.c crypto/ctr.c crypto/skcipher.c crypto/api.c
+       crypto/algapi.c crypto/cipher.c)
+CULPRIT=$(( (TRIAL * 7919 + 11) % COMMITS + 1 ))   # 1..32, spread over trials
+
+if [ -d .git ]; then
+  git bisect reset >/dev/null 2>&1 || true
+  git checkout -q "$(git rev-list --max-parents=0 HEAD | tail -1)" -- crypto  # back to base
+fi
+rm -rf .git
+git init -q -b main .
+# Debian's tree ignores everything at its top level (.gitignore "/*"): add the sources by name
+find crypto \( -name '*.[ch]' -o -name Makefile -o -name Kconfig \) -print0 | xargs -0 git add -f
+git commit -q -m "base: crypto/ as built"
+BASE=$(git rev-parse HEAD)
+for i in $(seq 1 $COMMITS); do
+  if [ "$i" -eq "$CULPRIT" ]; then
+    # a real code change that slows one driver: extra work in aes-generic's block function
+    python3 - "$SLOW_ROUNDS" <<'EOF'
+import sys
+from pathlib import Path
+path = Path("crypto/aes_generic.c")
+text = path.read_text()
+head = "static void crypto_aes_encrypt(struct crypto_tfm *tfm, u8 *out, const u8 *in)\n{\n"
+at = text.index(head)
+body = text.index("\n\n", at) + 1
+spin = ("\t{\n\t\tvolatile unsigned long sink = 0;\n\t\tunsigned long n;\n\n"
+        f"\t\tfor (n = 0; n < {sys.argv[1]}; n++)\n\t\t\tsink += n;\n\t}}\n")
+path.write_text(text[:body] + spin + text[body:])
+EOF
+    git commit -q -am "crypto: aes-generic: change $i"
+  else
+    f=${FILES[$(( i % ${#FILES[@]} ))]}
+    echo "/* bisect example change $i */" >> "$f"
+    git commit -q -am "crypto: ${f#crypto/}: change $i"
+  fi
+done
+SLOW=$(git rev-parse HEAD)
+PLANTED=$(git rev-list --reverse "$BASE..$SLOW" | sed -n "${CULPRIT}p")
+
+build() { make ARCH=um -j2 linux >"$WORK/build.log" 2>&1; }
+git checkout -q "$BASE" && build && cp linux "$WORK/good.uml"
+git checkout -q "$SLOW" && build
+started=$(date +%s)
+rm -f "$WORK/ab-good-slow.json"
+$HWCRYPTO ab --kernel "$WORK/good.uml" --kernel "$TREE/linux" --algorithm 'cbc(aes)' \
+  --block-sizes 65536 --first-pairs 8 --max-pairs 16 --max-drop 5% \
+  --out "$WORK/ab-good-slow.json" > "$WORK/ab-good-slow.txt" 2>&1 || true
+ab_seconds=$(( $(date +%s) - started ))
+
+started=$(date +%s)
+git bisect start --term-old fast --term-new slow "$SLOW" "$BASE" >/dev/null
+git bisect run $HWCRYPTO bisect-run --good "$WORK/ab-good-slow.json" --first-pairs 8 \
+  --max-pairs 16 --workdir "$WORK/steps" -- make ARCH=um -j2 linux > "$WORK/bisect-$TRIAL.log" 2>&1 || true
+bisect_seconds=$(( $(date +%s) - started ))
+FOUND=$(grep -oE '^[0-9a-f]{40} is the first slow commit' "$WORK/bisect-$TRIAL.log" | cut -c1-40 || true)
+STEPS=$(grep -c 'hwcrypto bisect-run: .*: \(fast\|slow\|skip\)' "$WORK/bisect-$TRIAL.log" || true)
+git bisect reset -q >/dev/null 2>&1 || true
+git checkout -q "$BASE"   # the tree as it came: the next trial starts from it again
+python3 - "$WORK/bisect-trials.jsonl" <<EOF
+import json, sys
+entry = {"trial": $TRIAL, "planted": "$PLANTED", "position": $CULPRIT, "found": "$FOUND",
+         "right": "$FOUND" == "$PLANTED", "steps": int("${STEPS:-0}" or 0),
+         "ab_seconds": $ab_seconds, "bisect_seconds": $bisect_seconds,
+         "load": open("/proc/loadavg").read().split()[:3]}
+open(sys.argv[1], "a").write(json.dumps(entry) + "\n")
+print(json.dumps(entry))
+EOF

@@ -1,0 +1,302 @@
+"""Trials of `hwcrypto ab` on the UML board, for benchmarks/README.md's A/B table.
+
+Every trial is one whole `hwcrypto ab` run (escalating 10 -> 20 -> 40 pairs) between two
+boots of a UML kernel built with `ab_kernel_knobs.py` (the knobs are 0 unless a side sets
+them), so A/A and the injected slowdowns use the same image:
+
+* `aa`: nothing set on either side -- every "regressed" is a false alarm;
+* `slow5` / `slow10`: B sets aes_generic.bench_work (one driver, aes-generic, slower);
+* `all10`: B sets algif_skcipher.bench_work_per_kib (every AF_ALG driver alike slower);
+* `drift`: A/A while busy processes are added on the host, one more every few slices
+  (0 -> 2 on this 2-CPU machine), measured twice in the same trial: interleaved pairs
+  (`hwcrypto ab`) and the two-run method (every A slice, then every B slice, pooled and
+  judged by `hwcrypto compare`'s regression rule).
+
+Each finished trial is one JSON line in OUT/trials.jsonl, and its A/B file is kept in OUT;
+a rerun skips finished trials and resumes a cut-off one from its file. Example:
+
+    python benchmarks/ab_trials.py --kernel linux-knobs.uml --out /tmp/ab --scenario aa --runs 30
+    python benchmarks/ab_trials.py --out /tmp/ab --table
+    python benchmarks/ab_trials.py --out /tmp/ab --resample 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_hwcrypto.ab.document import AbDocument, Side, load_document
+from pytest_hwcrypto.ab.engine import BoardSlices, run_ab
+from pytest_hwcrypto.ab.series import collect_pairs, describe_key
+from pytest_hwcrypto.ab.slice import SliceSpec
+from pytest_hwcrypto.boards.inner_pytest import make_board
+from pytest_hwcrypto.model.stats import SampleStats
+from pytest_hwcrypto.verdict.compare import regressed as two_run_regressed
+from pytest_hwcrypto.verdict.paired import PairedVerdict, judge_pairs
+
+AES_KNOB = "/sys/module/aes_generic/parameters/bench_work"
+AFALG_KNOB = "/sys/module/algif_skcipher/parameters/bench_work_per_kib"
+SCENARIOS: dict[str, dict[str, str]] = {
+    "aa": {},
+    "slow5": {AES_KNOB: "10"},
+    "slow10": {AES_KNOB: "20"},
+    "all10": {AFALG_KNOB: "1500"},
+    "drift": {},
+}
+RESET = {AES_KNOB: "0", AFALG_KNOB: "0"}
+
+
+def spec(args: argparse.Namespace) -> SliceSpec:
+    return SliceSpec(
+        seconds=args.slice_seconds,
+        block_sizes=tuple(int(s) for s in args.block_sizes.split(",")),
+        algorithms=("cbc(aes)",),
+        sessions=2,
+        max_samples=20,
+    )
+
+
+def trial_document(args: argparse.Namespace, scenario: str, run: int) -> AbDocument:
+    return AbDocument(
+        board="uml",
+        sides={
+            "A": Side("A", args.kernel, None, {"set": dict(RESET)}),
+            "B": Side("B", args.kernel, None, {"set": {**RESET, **SCENARIOS[scenario]}}),
+        },
+        slice=spec(args),
+        seed=1000 * run + sum(map(ord, scenario)),
+        max_drop=args.max_drop,
+        alpha=0.05,
+        steps=[int(step) for step in args.steps.split(",")],
+    )
+
+
+def runner_for(document: AbDocument, args: argparse.Namespace) -> BoardSlices:
+    board = make_board("uml", args.kernel, None)
+    board.check_prerequisites()
+    return BoardSlices(
+        {"A": board, "B": board},
+        {"A": args.kernel, "B": args.kernel},
+        document.slice.argv(),
+        300.0,
+        sys.stderr,
+        settings={s: dict(document.sides[s].config["set"]) for s in ("A", "B")},
+    )
+
+
+class LoadRamp:
+    """Busy processes on the host, one more every `every` slices up to `most` (ended by PID)."""
+
+    def __init__(self, every: int, most: int = 2) -> None:
+        self.every, self.most = every, most
+        self.pids: list[int] = []
+        self.slices = 0
+
+    def tick(self) -> None:
+        self.slices += 1
+        if self.slices % self.every == 0 and len(self.pids) < self.most:
+            busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            self.pids.append(busy.pid)
+
+    def stop(self) -> None:
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        self.pids = []
+        self.slices = 0
+
+
+class RampedSlices:
+    """A SliceRunner that ticks the load ramp before every slice."""
+
+    def __init__(self, inner: BoardSlices, ramp: LoadRamp) -> None:
+        self.inner, self.ramp = inner, ramp
+
+    def describe(self, side: str) -> str:
+        return self.inner.describe(side)
+
+    def run_slice(self, side: str, pair_index: int) -> Any:
+        self.ramp.tick()
+        return self.inner.run_slice(side, pair_index)
+
+
+def run_trial(args: argparse.Namespace, scenario: str, run: int, out: Path) -> dict[str, Any]:
+    path = out / f"{scenario}-{run:03d}.json"
+    document = trial_document(args, scenario, run)
+    if path.exists():
+        document = load_document(path)
+    runner = runner_for(document, args)
+    started = time.time()
+    load_before = os.getloadavg()[0]
+    record: dict[str, Any] = {"scenario": scenario, "run": run}
+    if scenario == "drift":
+        ramp = LoadRamp(every=args.ramp_every)
+        try:
+            outcome = run_ab(document, RampedSlices(runner, ramp), path, stream=io.StringIO())
+            ramp.stop()
+            record["two_run"] = two_run_method(runner, ramp, len(document.complete_pairs))
+        finally:
+            ramp.stop()
+    else:
+        outcome = run_ab(document, runner, path, stream=io.StringIO())
+    record.update(
+        {
+            "pairs": outcome.pairs,
+            "stopped": outcome.stopped,
+            "wall_seconds": round(time.time() - started, 1),
+            "pair_seconds": round(
+                sum(p.wall_seconds for p in document.complete_pairs) / max(1, outcome.pairs), 2
+            ),
+            "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+            "series": {
+                describe_key(v.key): {
+                    "verdict": v.comparison.verdict.value,
+                    "change": round(v.comparison.change, 4),
+                    "low": round(v.comparison.change_low, 4),
+                    "high": round(v.comparison.change_high, 4),
+                }
+                for v in outcome.verdicts
+            },
+        }
+    )
+    return record
+
+
+def two_run_method(runner: BoardSlices, ramp: LoadRamp, slices: int) -> dict[str, Any]:
+    """Every A slice, then every B slice, under the same ramp; pooled and judged as
+    `hwcrypto compare` judges two runs (drop beyond max_drop and intervals apart)."""
+    pooled: dict[str, dict[str, list[float]]] = {}
+    for side in ("A", "B"):
+        for index in range(slices):
+            ramp.tick()
+            outcome = runner.run_slice(side, index)
+            for m in (outcome.results or {}).get("measurements", []):
+                name = f"{m['algorithm']} {m['block_size']} {m['driver']}"
+                pooled.setdefault(name, {"A": [], "B": []})[side].extend(m["samples"])
+    verdicts = {}
+    for name, sides in pooled.items():
+        if sides["A"] and sides["B"]:
+            a, b = SampleStats.from_samples(sides["A"]), SampleStats.from_samples(sides["B"])
+            verdicts[name] = {
+                "change": round(b.median / a.median - 1, 4),
+                "regressed": two_run_regressed(a, b, 0.05),
+            }
+    return verdicts
+
+
+def finished(out: Path) -> set[tuple[str, int]]:
+    done = set()
+    lines = out / "trials.jsonl"
+    if lines.exists():
+        for line in lines.read_text().splitlines():
+            entry = json.loads(line)
+            done.add((entry["scenario"], entry["run"]))
+    return done
+
+
+def table(out: Path) -> None:
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for line in (out / "trials.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        rows.setdefault(entry["scenario"], []).append(entry)
+    print(
+        "| scenario | trials | series | regressed | same | could not tell | improved "
+        "| median change | pairs used (median, max) | s per pair | load |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for scenario, entries in rows.items():
+        names = sorted({name for e in entries for name in e["series"]})
+        for name in names:
+            words = [e["series"][name]["verdict"] for e in entries if name in e["series"]]
+            changes = sorted(e["series"][name]["change"] for e in entries if name in e["series"])
+            pairs = sorted(e["pairs"] for e in entries)
+            loads = [x for e in entries for x in e["load"]]
+            per_pair = sorted(e["pair_seconds"] for e in entries)
+            print(
+                f"| {scenario} | {len(entries)} | {name} | {words.count('regressed')} | "
+                f"{words.count('same')} | {words.count('could not tell yet')} | "
+                f"{words.count('improved')} | {changes[len(changes) // 2]:+.1%} | "
+                f"{pairs[len(pairs) // 2]}, {pairs[-1]} | {per_pair[len(per_pair) // 2]:.1f} | "
+                f"{min(loads):.1f}-{max(loads):.1f} |"
+            )
+        two = [e["two_run"] for e in entries if "two_run" in e]
+        if two:
+            flagged = sum(any(v["regressed"] for v in t.values()) for t in two)
+            print(
+                f"| {scenario}: two-run method | {len(two)} | any series | "
+                f"{flagged} trials flagged | | | | | | | |"
+            )
+
+
+def resample(out: Path, comparisons: int, pairs: int, max_drop: float) -> None:
+    """A/A comparisons resampled from every recorded A/A pair (labels kept, pairs drawn
+    with replacement), judged with the family of one real run (4 series x 3 looks)."""
+    pool: dict[str, list[tuple[float, float]]] = {}
+    for path in sorted(out.glob("aa-*.json")):
+        for key, series in collect_pairs(load_document(path).complete_pairs).items():
+            pool.setdefault(describe_key(key), []).extend(zip(series.a, series.b))
+    rng = random.Random(1)
+    regressed = total = 0
+    for name, values in pool.items():
+        for _ in range(comparisons):
+            drawn = [rng.choice(values) for _ in range(pairs)]
+            result = judge_pairs([a for a, _ in drawn], [b for _, b in drawn], max_drop, family=12)
+            regressed += result.verdict is PairedVerdict.REGRESSED
+            total += 1
+        print(f"{name}: {len(values)} recorded pairs")
+    print(
+        f"resampled A/A: {regressed} of {total} comparisons regressed "
+        f"({regressed / total:.2%}), {pairs} pairs each"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kernel")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--scenario", action="append", default=[])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--steps", default="10,20,40", help="pair counts to look at")
+    parser.add_argument("--slice-seconds", type=float, default=1.5)
+    parser.add_argument("--block-sizes", default="65536")
+    parser.add_argument("--max-drop", type=float, default=0.02)
+    parser.add_argument("--ramp-every", type=int, default=8)
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--resample", type=int)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.table:
+        table(out)
+        return 0
+    if args.resample:
+        for pairs in (10, 20):
+            resample(out, args.resample, pairs, args.max_drop)
+        return 0
+    done = finished(out)
+    for scenario in args.scenario:
+        for run in range(args.runs):
+            if (scenario, run) in done:
+                continue
+            record = run_trial(args, scenario, run, out)
+            with (out / "trials.jsonl").open("a") as lines:
+                lines.write(json.dumps(record) + "\n")
+            summary = {k: v["verdict"] for k, v in record["series"].items()}
+            print(f"{scenario} {run}: {record['pairs']} pairs, {summary}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""From the slices of an A/B run to verdicts per series and what changed between kernels (pure).
+
+A *series* is one measured path and driver (source, algorithm, key size, block size, op,
+driver); a series bound by name keys on the name, and records which driver served on each
+side. Each complete pair gives a series one A value and one B value: the median of that
+slice's samples. verdict/paired.py judges the pairs; the family of questions is every
+series times every planned look, so one run of an unchanged kernel says "regressed"
+anywhere with probability at most alpha.
+
+Beside the numbers: drivers registered in only one kernel, names whose winner changed,
+self-tests that changed, findings (hw-loses-to-sw, crossover, winner-not-fastest) that
+appear or vanish, and series measured on one side only.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pytest_hwcrypto.ab.document import AbDocument, PairRecord
+from pytest_hwcrypto.ab.slice import BY_NAME_KEY
+from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict, judge_pairs
+
+SeriesKey = tuple[str, str, Optional[int], Optional[int], str, str]
+BY_NAME = "(by name)"
+
+
+def series_key(measurement: Measurement) -> SeriesKey:
+    driver = BY_NAME if measurement.extra.get(BY_NAME_KEY) else (measurement.driver or "?")
+    return (
+        measurement.source,
+        measurement.algorithm,
+        measurement.key_bits,
+        measurement.block_size,
+        measurement.op,
+        driver,
+    )
+
+
+def describe_key(key: SeriesKey) -> str:
+    source, algorithm, key_bits, block_size, op, driver = key
+    bits = f" {key_bits}-bit" if key_bits else ""
+    size = f" {block_size} B" if block_size is not None else ""
+    return f"{algorithm} [{source}{bits} {op}]{size} {driver}"
+
+
+@dataclass
+class SeriesPairs:
+    key: SeriesKey
+    a: list[float] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    served_a: set[str] = field(default_factory=set)
+    served_b: set[str] = field(default_factory=set)
+    only: str | None = None  # "A" or "B" when one side never measured it
+
+
+@dataclass(frozen=True)
+class SeriesVerdict:
+    key: SeriesKey
+    a_median: float
+    b_median: float
+    comparison: PairedComparison
+    served: str = ""  # by-name series: "xts-aes-aesni -> xts(ecb(aes-generic))"
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.comparison
+        source, algorithm, key_bits, block_size, op, driver = self.key
+        return {
+            "source": source,
+            "algorithm": algorithm,
+            "key_bits": key_bits,
+            "block_size": block_size,
+            "op": op,
+            "driver": driver,
+            "served": self.served,
+            "pairs": c.pairs,
+            "a_bytes_per_second": self.a_median,
+            "b_bytes_per_second": self.b_median,
+            "change": c.change,
+            "change_low": c.change_low,
+            "change_high": c.change_high,
+            "decision_low": c.decision_low,
+            "decision_high": c.decision_high,
+            "p_value": c.p_value,
+            "verdict": c.verdict.value,
+            "note": c.note,
+        }
+
+
+def collect_pairs(pairs: Iterable[PairRecord]) -> dict[SeriesKey, SeriesPairs]:
+    """Per series, the A and B values of every complete pair measuring it on both sides."""
+    found: dict[SeriesKey, SeriesPairs] = {}
+    seen_on: dict[SeriesKey, set[str]] = {}
+    for pair in pairs:
+        if not pair.complete:
+            continue
+        per_side = {
+            side: {series_key(m): m for m in record.measurements()}
+            for side, record in pair.slices.items()
+        }
+        for side, measured in per_side.items():
+            for key in measured:
+                seen_on.setdefault(key, set()).add(side)
+        for key, a_measurement in per_side["A"].items():
+            b_measurement = per_side["B"].get(key)
+            if b_measurement is None:
+                continue
+            series = found.setdefault(key, SeriesPairs(key))
+            series.a.append(a_measurement.bytes_per_second)
+            series.b.append(b_measurement.bytes_per_second)
+            series.served_a.add(a_measurement.driver or "?")
+            series.served_b.add(b_measurement.driver or "?")
+    for key, sides in seen_on.items():
+        if key not in found and len(sides) == 1:
+            found[key] = SeriesPairs(key, only=next(iter(sides)))
+    return found
+
+
+def judge_document(
+    document: AbDocument, looks: int | None = None, pairs: Sequence[PairRecord] | None = None
+) -> list[SeriesVerdict]:
+    """Every series with pairs on both sides, judged; `looks` defaults to the planned steps."""
+    collected = collect_pairs(document.pairs if pairs is None else pairs)
+    judged = [series for series in collected.values() if series.only is None]
+    family = max(1, len(judged)) * max(1, looks if looks is not None else len(document.steps))
+    verdicts = []
+    for series in judged:
+        comparison = judge_pairs(
+            series.a, series.b, document.max_drop, alpha=document.alpha, family=family
+        )
+        served = ""
+        if series.key[5] == BY_NAME:
+            served = f"{'/'.join(sorted(series.served_a))} -> {'/'.join(sorted(series.served_b))}"
+        verdicts.append(
+            SeriesVerdict(
+                series.key,
+                statistics.median(series.a),
+                statistics.median(series.b),
+                comparison,
+                served,
+            )
+        )
+    return verdicts
+
+
+def one_sided_series(document: AbDocument) -> dict[str, list[SeriesKey]]:
+    """Series measured on one side only: {"A": [...], "B": [...]}."""
+    only: dict[str, list[SeriesKey]] = {"A": [], "B": []}
+    for series in collect_pairs(document.pairs).values():
+        if series.only is not None:
+            only[series.only].append(series.key)
+    return only
+
+
+@dataclass(frozen=True)
+class KernelChanges:
+    only_a: list[str]  # drivers registered in A, not in B
+    only_b: list[str]
+    winners: list[tuple[str, str, str]]  # (name, winner in A, winner in B)
+    selftests: list[tuple[str, str, str]]  # (driver, A's self-test, B's)
+    findings_gone: list[str]  # "kind: algorithm"
+    findings_new: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "drivers_only_in_a": self.only_a,
+            "drivers_only_in_b": self.only_b,
+            "winners_changed": [{"name": name, "a": a, "b": b} for name, a, b in self.winners],
+            "selftests_changed": [
+                {"driver": driver, "a": a, "b": b} for driver, a, b in self.selftests
+            ],
+            "findings_gone": self.findings_gone,
+            "findings_new": self.findings_new,
+        }
+
+
+def kernel_changes(document: AbDocument) -> KernelChanges:
+    inventory_a = _visible(document.inventory.get("A", []))
+    inventory_b = _visible(document.inventory.get("B", []))
+    drivers_a = {str(e["driver"]): e for e in inventory_a}
+    drivers_b = {str(e["driver"]): e for e in inventory_b}
+    winners_a = _winners(inventory_a)
+    winners_b = _winners(inventory_b)
+    winners = [
+        (name, winners_a[name], winners_b[name])
+        for name in sorted(set(winners_a) & set(winners_b))
+        if winners_a[name] != winners_b[name]
+    ]
+    selftests = [
+        (driver, str(drivers_a[driver].get("selftest")), str(drivers_b[driver].get("selftest")))
+        for driver in sorted(set(drivers_a) & set(drivers_b))
+        if drivers_a[driver].get("selftest") != drivers_b[driver].get("selftest")
+    ]
+    found_a = _finding_names(document, "A")
+    found_b = _finding_names(document, "B")
+    return KernelChanges(
+        only_a=sorted(set(drivers_a) - set(drivers_b)),
+        only_b=sorted(set(drivers_b) - set(drivers_a)),
+        winners=winners,
+        selftests=selftests,
+        findings_gone=sorted(found_a - found_b),
+        findings_new=sorted(found_b - found_a),
+    )
+
+
+def _visible(inventory: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [e for e in inventory if e.get("driver") and not e.get("internal")]
+
+
+def _winners(inventory: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    return {str(e["name"]): str(e["driver"]) for e in inventory if e.get("winner")}
+
+
+def _finding_names(document: AbDocument, side: str) -> set[str]:
+    """Findings seen in most of a side's slices (one slice's noise is not a change)."""
+    counts: dict[str, int] = {}
+    slices = 0
+    for pair in document.complete_pairs:
+        results = pair.slices[side].results or {}
+        slices += 1
+        names = {
+            f"{f.get('kind')}: {f.get('algorithm')}" + _finding_point(f)
+            for f in results.get("findings", [])
+        }
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return {name for name, count in counts.items() if 2 * count > slices}
+
+
+def _finding_point(finding: Mapping[str, Any]) -> str:
+    """A crossover's block size belongs to its identity (a lost crossover is a change)."""
+    size = finding.get("block_size") or finding.get("crossover")
+    return f" at {size} B" if isinstance(size, int) else ""
+
+
+def any_regressed(verdicts: Iterable[SeriesVerdict]) -> bool:
+    return any(v.comparison.verdict is PairedVerdict.REGRESSED for v in verdicts)
+
+
+def undecided(verdicts: Iterable[SeriesVerdict]) -> list[SeriesVerdict]:
+    return [v for v in verdicts if v.comparison.verdict is PairedVerdict.UNKNOWN]

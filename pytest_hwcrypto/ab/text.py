@@ -1,0 +1,79 @@
+"""What `hwcrypto ab` prints: one row per series, then what changed between the kernels (pure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pytest_hwcrypto.ab.series import KernelChanges, SeriesKey, SeriesVerdict, describe_key
+from pytest_hwcrypto.verdict.paired import PairedVerdict
+
+_MIB = 1024.0 * 1024.0
+_ORDER = {
+    PairedVerdict.REGRESSED: 0,
+    PairedVerdict.UNKNOWN: 1,
+    PairedVerdict.IMPROVED: 2,
+    PairedVerdict.SAME: 3,
+}
+
+
+def _percent(value: float) -> str:
+    return "   n/a" if math.isnan(value) else f"{value * 100:+.1f}%"
+
+
+def format_table(verdicts: Sequence[SeriesVerdict], max_drop: float) -> list[str]:
+    """Series sorted by verdict (regressed first), then by name."""
+    header = (
+        f"{'series':<58} {'pairs':>5} {'A MiB/s':>9} {'B MiB/s':>9} "
+        f"{'change':>7}  {'95% interval':<17} verdict"
+    )
+    lines = [header]
+    ordered = sorted(verdicts, key=lambda v: (_ORDER[v.comparison.verdict], describe_key(v.key)))
+    for verdict in ordered:
+        c = verdict.comparison
+        name = describe_key(verdict.key)
+        if verdict.served:
+            name += f" [{verdict.served}]"
+        interval = f"{_percent(c.change_low)}..{_percent(c.change_high)}"
+        word = c.verdict.value
+        if c.verdict is PairedVerdict.REGRESSED:
+            word += f" (drop beyond {max_drop:.0%})"
+        elif c.verdict is PairedVerdict.SAME and c.decision_high < 0:
+            word += f" (slower, by less than {max_drop:.0%})"
+        lines.append(
+            f"{name[:58]:<58} {c.pairs:>5} {verdict.a_median / _MIB:>9.1f} "
+            f"{verdict.b_median / _MIB:>9.1f} {_percent(c.change):>7}  {interval:<17} {word}"
+        )
+    return lines
+
+
+def format_changes(changes: KernelChanges, one_sided: dict[str, list[SeriesKey]]) -> list[str]:
+    lines = []
+    for side, drivers in (("A", changes.only_a), ("B", changes.only_b)):
+        if drivers:
+            lines.append(f"drivers only in {side}: {', '.join(drivers)}")
+    for name, a, b in changes.winners:
+        lines.append(f"winner of {name} changed: {a} (A) -> {b} (B)")
+    for driver, a, b in changes.selftests:
+        lines.append(f"self-test of {driver} changed: {a} (A) -> {b} (B)")
+    for finding in changes.findings_gone:
+        lines.append(f"finding gone in B: {finding}")
+    for finding in changes.findings_new:
+        lines.append(f"finding new in B: {finding}")
+    for side, keys in one_sided.items():
+        for key in keys:
+            lines.append(f"measured in {side} only: {describe_key(key)}")
+    return lines
+
+
+def summary_line(verdicts: Sequence[SeriesVerdict], pairs: int, stopped: str) -> str:
+    counts = {word: 0 for word in PairedVerdict}
+    for verdict in verdicts:
+        counts[verdict.comparison.verdict] += 1
+    told = ", ".join(f"{counts[word]} {word.value}" for word in PairedVerdict if counts[word])
+    why = {
+        "decided": "every series decided",
+        "pairs": "pair count reached",
+        "budget": "budget spent",
+    }.get(stopped, stopped)
+    return f"hwcrypto ab: {pairs} pairs, {len(verdicts)} series: {told or 'nothing'} ({why})"

@@ -1,0 +1,494 @@
+"""`hwcrypto ab` and `hwcrypto bisect-run`: did this kernel make it worse? (ab/, docs/ab.md)
+
+`ab` boots kernel A and kernel B alternately on a virtual board, a short slice of the same
+measurement plan each time, in pairs with the order balanced, and judges every series on
+the pairs; with `--b-blacklist`/`--b-prefer` it compares two configurations of one kernel
+inside one boot instead. `bisect-run` is the same measurement for `git bisect run`.
+cli.py registers `add_parsers`; user mistakes raise CliError (one line, exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_hwcrypto.ab.document import (
+    SIDES,
+    AbDocument,
+    AbFileError,
+    Side,
+    load_document,
+    resume_mismatch,
+    save_document,
+)
+from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
+from pytest_hwcrypto.ab.series import (
+    any_regressed,
+    judge_document,
+    kernel_changes,
+    one_sided_series,
+    undecided,
+)
+from pytest_hwcrypto.ab.slice import SliceSpec, parse_setting
+from pytest_hwcrypto.ab.text import format_changes, format_table, summary_line
+from pytest_hwcrypto.boards.base import Board, BoardError
+from pytest_hwcrypto.boards.kernel_image import bzimage_release
+from pytest_hwcrypto.profile import load_profile
+from pytest_hwcrypto.verdict.compare import parse_fraction
+from pytest_hwcrypto.verdict.paired import MIN_PAIRS, escalation_steps
+
+EXIT_REGRESSED = 1
+DEFAULT_BLOCK_SIZES = "4096,65536"
+
+
+class AbUsageError(Exception):
+    """A mistake on the command line or in a named file; cli.py prints it as one line."""
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "ab",
+        help="measure two kernels (or two configurations) in interleaved pairs and judge",
+        usage="hwcrypto ab --kernel A --kernel B [--modules MA --modules MB] "
+        "[--board uml|qemu] [--pairs N | --budget S] [--max-drop 5%%] [--out AB.json]",
+    )
+    _add_measuring_options(parser)
+    parser.add_argument(
+        "--kernel", action="append", default=[], help="kernel image: give A, then B"
+    )
+    parser.add_argument(
+        "--modules", action="append", default=[], help="modules directory of each --kernel"
+    )
+    parser.add_argument(
+        "--b-blacklist",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="one kernel, no reboot: B is A with MODULE unloaded (as if blacklisted)",
+    )
+    parser.add_argument(
+        "--b-prefer",
+        metavar="DRIVER",
+        help="one kernel, no reboot: B is A with DRIVER made the winner of its name",
+    )
+    parser.add_argument(
+        "--a-set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="a kernel knob (/sys, /proc/sys) side A sets before each slice",
+    )
+    parser.add_argument(
+        "--b-set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="the same for B (with one --kernel: the same kernel, two settings, two boots)",
+    )
+    parser.add_argument("--out", default="hwcrypto-ab.json", help="results file (resumable)")
+    parser.add_argument("--resume", action="store_true", help="continue the pairs already in --out")
+    parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    parser.set_defaults(func=cmd_ab)
+    add_bisect_parser(sub)
+
+
+def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--board", choices=("uml", "qemu"), default="uml")
+    parser.add_argument("--pairs", type=int, help="exactly N pairs, judged once")
+    parser.add_argument(
+        "--budget", type=float, help="seconds to spend at most, escalating 10 -> 20 -> 40 pairs"
+    )
+    parser.add_argument("--first-pairs", type=int, default=10, help="first look (10)")
+    parser.add_argument("--max-pairs", type=int, default=40, help="last look (40)")
+    parser.add_argument("--max-drop", default="5%", help="largest accepted slowdown (5%%)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="family-wise error (0.05)")
+    parser.add_argument(
+        "--slice-seconds", type=float, default=3.0, help="measuring time per boot (3)"
+    )
+    parser.add_argument("--block-sizes", default=DEFAULT_BLOCK_SIZES, help="e.g. 16,4096,65536")
+    parser.add_argument(
+        "--algorithm", action="append", default=[], help="only this algorithm (repeatable)"
+    )
+    parser.add_argument(
+        "--by-name",
+        action="store_true",
+        help="also measure each algorithm bound by name (whatever driver the kernel picks)",
+    )
+    parser.add_argument("--sessions", type=int, default=2, help="sessions per driver (2)")
+    parser.add_argument("--max-samples", type=int, default=20, help="samples per series (20)")
+    parser.add_argument("--suite", default="throughput", help="what each slice measures")
+    parser.add_argument("--seed", type=int, help="order of AB/BA (default: drawn, then kept)")
+    parser.add_argument("--profile", metavar="PROFILE.toml", help="drivers B must still have")
+    parser.add_argument(
+        "--test-drivers", action="store_true", help="QEMU: load pytest_hwcrypto/kmod"
+    )
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    if args.pytest_args:
+        raise AbUsageError(
+            "hwcrypto ab: pytest arguments after -- are not sliced yet; choose what is "
+            "measured with --algorithm, --block-sizes, --by-name"
+        )
+    config_mode = bool(args.b_blacklist or args.b_prefer)
+    kernels: list[str | None] = list(args.kernel)
+    if config_mode:
+        if len(kernels) > 1:
+            raise AbUsageError("--b-blacklist/--b-prefer compare one kernel: give --kernel once")
+        kernels = [kernels[0] if kernels else None] * 2
+    elif len(kernels) < 2 and (args.a_set or args.b_set):
+        kernels = [kernels[0] if kernels else None] * 2
+        args.modules = args.modules * 2
+    elif len(kernels) != 2:
+        raise AbUsageError("give --kernel A --kernel B (or one kernel with --b-blacklist)")
+    modules: list[str | None] = list(args.modules)
+    if modules and len(modules) != (1 if config_mode else 2):
+        raise AbUsageError("give --modules once per --kernel, in the same order")
+    if config_mode:
+        modules = [modules[0] if modules else None] * 2
+    elif not modules:
+        modules = [None, None]
+    config_a: dict[str, Any] = {}
+    config_b: dict[str, Any] = {}
+    try:
+        if args.a_set:
+            config_a["set"] = dict(parse_setting(text) for text in args.a_set)
+        if args.b_set:
+            config_b["set"] = dict(parse_setting(text) for text in args.b_set)
+    except ValueError as error:
+        raise AbUsageError(f"--a-set/--b-set: {error}") from None
+    if args.b_blacklist:
+        config_b["blacklist"] = list(args.b_blacklist)
+    if args.b_prefer:
+        config_b["prefer"] = args.b_prefer
+    sides = {
+        "A": Side("A", _absolute(kernels[0]), _absolute(modules[0]), config_a),
+        "B": Side("B", _absolute(kernels[1]), _absolute(modules[1]), config_b),
+    }
+    document = new_document(args, sides)
+    path = Path(args.out)
+    document = _resume_or_start(document, path, args.resume)
+    boards = {side: _checked_board(args, sides[side], side) for side in SIDES}
+    try:
+        if config_mode:
+            from pytest_hwcrypto.ab.config_runner import ConfigSlices
+
+            runner = ConfigSlices(boards["A"], document, args.timeout, sys.stderr)
+            document = runner.run_all(path, args.budget)
+            outcome = outcome_of(document)
+        else:
+            slices = BoardSlices(
+                boards,
+                {side: boards[side].kernel_description() for side in SIDES},
+                document.slice.argv(),
+                args.timeout,
+                sys.stderr,
+                settings={side: dict(sides[side].config.get("set", {})) for side in SIDES},
+            )
+            outcome = run_ab(document, slices, path, budget_seconds=args.budget)
+    except AbError as error:
+        raise AbUsageError(f"{error} (pairs so far kept in {path}; rerun with --resume)") from None
+    return report(document, outcome, path, args.json, _expected_drivers(args.profile))
+
+
+def _absolute(path: str | None) -> str | None:
+    """Paths are kept absolute: a bisect step runs from the kernel tree, not from here."""
+    import os
+
+    return None if path is None else os.path.abspath(path)
+
+
+def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument:
+    try:
+        max_drop = parse_fraction(args.max_drop)
+        block_sizes = tuple(int(size) for size in args.block_sizes.split(","))
+    except ValueError as error:
+        raise AbUsageError(f"--max-drop/--block-sizes: {error}") from None
+    if args.suite != "throughput":
+        raise AbUsageError(
+            f"--suite {args.suite}: only the throughput suite (AF_ALG) is sliced so far"
+        )
+    if args.pairs is not None and args.budget is not None:
+        raise AbUsageError("give --pairs N or --budget S, not both")
+    if args.pairs is not None:
+        if args.pairs < MIN_PAIRS:
+            raise AbUsageError(f"--pairs {args.pairs}: at least {MIN_PAIRS} pairs can decide")
+        steps = [args.pairs]
+    else:
+        if args.first_pairs < MIN_PAIRS or args.max_pairs < args.first_pairs:
+            raise AbUsageError(
+                f"--first-pairs must be >= {MIN_PAIRS} and --max-pairs >= --first-pairs"
+            )
+        steps = escalation_steps(args.first_pairs, args.max_pairs)
+    if args.slice_seconds <= 0:
+        raise AbUsageError("--slice-seconds must be more than 0")
+    spec = SliceSpec(
+        seconds=args.slice_seconds,
+        block_sizes=block_sizes,
+        algorithms=tuple(args.algorithm),
+        sessions=args.sessions,
+        max_samples=args.max_samples,
+        by_name=args.by_name or "blacklist" in sides["B"].config or "prefer" in sides["B"].config,
+    )
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    return AbDocument(
+        board=args.board,
+        sides=sides,
+        slice=spec,
+        seed=seed,
+        max_drop=max_drop,
+        alpha=args.alpha,
+        steps=steps,
+    )
+
+
+def _resume_or_start(document: AbDocument, path: Path, resume: bool) -> AbDocument:
+    if not path.exists():
+        if resume:
+            raise AbUsageError(f"--resume: {path} does not exist")
+        return document
+    if not resume:
+        raise AbUsageError(f"{path} exists: give --resume to continue it, or another --out")
+    try:
+        existing = load_document(path)
+    except AbFileError as error:
+        raise AbUsageError(str(error)) from None
+    mismatch = resume_mismatch(existing, document)
+    if mismatch is not None:
+        raise AbUsageError(f"--resume {path}: {mismatch}")
+    # The file's seed keeps the schedule; the steps and limits may grow on a rerun.
+    existing.steps, existing.max_drop, existing.alpha = (
+        document.steps,
+        document.max_drop,
+        document.alpha,
+    )
+    return existing
+
+
+def _checked_board(args: argparse.Namespace, side: Side, label: str) -> Board:
+    """The side's board, checked before anything is measured: paths, modules, tools."""
+    for what, given in (("kernel", side.kernel), ("modules", side.modules)):
+        if given is not None and not Path(given).exists():
+            raise AbUsageError(f"{what} {label}: {given} does not exist")
+    if side.kernel and side.modules and args.board == "qemu":
+        release = bzimage_release(Path(side.kernel))
+        if release is not None and release != Path(side.modules).name:
+            raise AbUsageError(
+                f"kernel {label}: {side.kernel} is {release}, but --modules {side.modules} "
+                f"is for {Path(side.modules).name}"
+            )
+    from pytest_hwcrypto.boards.inner_pytest import make_board
+
+    try:
+        board = make_board(args.board, side.kernel, side.modules, test_drivers=args.test_drivers)
+        board.check_prerequisites()
+    except BoardError as error:
+        raise AbUsageError(f"kernel {label}: {error}") from None
+    return board
+
+
+def outcome_of(document: AbDocument) -> AbOutcome:
+    """The verdicts of a document measured elsewhere (inside a board), and why it stopped."""
+    verdicts = judge_document(document)
+    pairs = len(document.complete_pairs)
+    if not undecided(verdicts):
+        stopped = "decided"
+    else:
+        stopped = "pairs" if pairs >= document.steps[-1] else "budget"
+    return AbOutcome(verdicts, pairs, stopped)
+
+
+def _expected_drivers(profile: str | None) -> list[str]:
+    if profile is None:
+        return []
+    return [e.driver for e in load_profile(profile).expectations if e.driver]
+
+
+def report(
+    document: AbDocument, outcome: AbOutcome, path: Path | None, as_json: bool, expected: list[str]
+) -> int:
+    changes = kernel_changes(document)
+    one_sided = one_sided_series(document)
+    vanished = [driver for driver in expected if driver in changes.only_a]
+    regressed = any_regressed(outcome.verdicts)
+    document.verdict = {
+        "pairs": outcome.pairs,
+        "stopped": outcome.stopped,
+        "series": [verdict.to_json() for verdict in outcome.verdicts],
+        "changes": changes.to_json(),
+        "expected_vanished": vanished,
+        "failed": regressed or bool(vanished),
+    }
+    if path is not None:
+        save_document(document, path)
+    if as_json:
+        json.dump(document.verdict, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        lines = format_table(outcome.verdicts, document.max_drop)
+        lines += format_changes(changes, one_sided)
+        lines += [f"expected driver vanished in B: {driver}" for driver in vanished]
+        lines.append(summary_line(outcome.verdicts, outcome.pairs, outcome.stopped))
+        if path is not None:
+            lines.append(f"hwcrypto ab: every pair and sample in {path}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_REGRESSED if document.verdict["failed"] else 0
+
+
+# --------------------------------------------------------------------------------------
+# hwcrypto bisect-run: one step of `git bisect run`
+
+BISECT_GOOD = 0
+BISECT_BAD = 1
+BISECT_SKIP = 125
+BISECT_ABORT = 128  # git bisect run stops on >= 128: a usage error must not read as "bad"
+
+
+def add_bisect_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "bisect-run",
+        help="one `git bisect run` step: build, boot, measure against the good kernel in pairs",
+        usage="git bisect run hwcrypto bisect-run --good AB.json [--kernel BUILT] "
+        "[--max-drop 5%%] -- BUILD_CMD ...",
+        description="Exit 0 when the series that regressed in --good (an `hwcrypto ab` "
+        "file whose side A is the good kernel) are not slower here, 1 when they are, 125 "
+        "(skip) when the build fails, the board does not boot or the pairs cannot tell; "
+        "128 on a usage error, which stops the bisection. Works with "
+        "`git bisect start --term-old fast --term-new slow`.",
+    )
+    parser.add_argument("--good", required=True, metavar="AB.json")
+    parser.add_argument(
+        "--kernel", help="the image the build makes (default: side B's kernel in --good)"
+    )
+    parser.add_argument("--modules", help="its modules directory (default: side B's)")
+    parser.add_argument("--max-drop", default=None, help="default: the one in --good")
+    parser.add_argument("--pairs", type=int, help="exactly N pairs")
+    parser.add_argument("--budget", type=float, help="seconds per step at most")
+    parser.add_argument("--first-pairs", type=int, default=10)
+    parser.add_argument("--max-pairs", type=int, default=40)
+    parser.add_argument("--workdir", default=".hwcrypto-bisect", help="one A/B file per commit")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
+    parser.set_defaults(func=cmd_bisect_run)
+
+
+def cmd_bisect_run(args: argparse.Namespace) -> int:
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    try:
+        good = load_document(Path(args.good))
+        document = _bisect_document(args, good)
+    except (AbFileError, AbUsageError, ValueError) as error:
+        sys.stderr.write(f"hwcrypto bisect-run: error: {error}\n")
+        return BISECT_ABORT
+    commit = _commit_name()
+    if args.pytest_args:
+        built = subprocess.run(args.pytest_args, check=False)
+        if built.returncode != 0:
+            sys.stderr.write(
+                f"hwcrypto bisect-run: {commit}: build failed (exit {built.returncode}): skip\n"
+            )
+            return BISECT_SKIP
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / f"{commit}.json"
+    path.unlink(missing_ok=True)
+    try:
+        boards = {
+            side: _checked_board(_board_args(good), document.sides[side], side) for side in SIDES
+        }
+        slices = BoardSlices(
+            boards,
+            {side: boards[side].kernel_description() for side in SIDES},
+            document.slice.argv(),
+            args.timeout,
+            sys.stderr,
+            settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},
+        )
+        outcome = run_ab(document, slices, path, budget_seconds=args.budget)
+    except (AbError, AbUsageError) as error:
+        sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}: skip\n")
+        return BISECT_SKIP
+    focus = _focus_series(good)
+    judged = [v for v in outcome.verdicts if not focus or v.key in focus]
+    report(document, outcome, path, False, [])
+    code, word = _bisect_word(judged)
+    sys.stderr.write(
+        f"hwcrypto bisect-run: {commit}: {word} ({len(judged)} series, {outcome.pairs} pairs, "
+        f"{time.monotonic() - started:.0f} s with the build)\n"
+    )
+    return code
+
+
+def _bisect_word(judged: list[Any]) -> tuple[int, str]:
+    from pytest_hwcrypto.verdict.paired import PairedVerdict
+
+    words = {v.comparison.verdict for v in judged}
+    if not judged:
+        return BISECT_SKIP, "skip: none of the series of --good was measured"
+    if PairedVerdict.REGRESSED in words:
+        return BISECT_BAD, "slow (bad): regressed"
+    if PairedVerdict.UNKNOWN in words:
+        return BISECT_SKIP, "skip: could not tell within the pairs"
+    return BISECT_GOOD, "fast (good)"
+
+
+def _bisect_document(args: argparse.Namespace, good: AbDocument) -> AbDocument:
+    side_b = good.sides["B"]
+    kernel = args.kernel or side_b.kernel
+    if kernel is None:
+        raise AbUsageError("--kernel: the good file's side B names no kernel image")
+    max_drop = parse_fraction(args.max_drop) if args.max_drop else good.max_drop
+    if args.pairs is not None:
+        steps = [args.pairs]
+    else:
+        steps = escalation_steps(args.first_pairs, args.max_pairs)
+    return AbDocument(
+        board=good.board,
+        sides={"A": good.sides["A"], "B": Side("B", kernel, args.modules or side_b.modules)},
+        slice=good.slice,
+        seed=random.SystemRandom().randrange(2**31),
+        max_drop=max_drop,
+        alpha=good.alpha,
+        steps=steps,
+    )
+
+
+def _board_args(good: AbDocument) -> argparse.Namespace:
+    return argparse.Namespace(board=good.board, test_drivers=False)
+
+
+def _focus_series(good: AbDocument) -> set[tuple[Any, ...]]:
+    """The series --good found regressed: what the bisection is about (empty: all)."""
+    focus = set()
+    for entry in good.verdict.get("series", []):
+        if entry.get("verdict") == "regressed":
+            focus.add(
+                (
+                    entry["source"],
+                    entry["algorithm"],
+                    entry["key_bits"],
+                    entry["block_size"],
+                    entry["op"],
+                    entry["driver"],
+                )
+            )
+    return focus
+
+
+def _commit_name() -> str:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return "worktree"
+    return done.stdout.strip() or "worktree"

@@ -1,0 +1,109 @@
+"""cli_ab.py: bisect-run's exit codes for `git bisect run`, and the knobs a side sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_hwcrypto import cli, cli_ab
+from pytest_hwcrypto.ab.document import AbDocument, Side, save_document
+from pytest_hwcrypto.ab.series import SeriesVerdict
+from pytest_hwcrypto.ab.slice import SliceSpec, parse_setting
+from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict
+
+KEY = ("afalg", "cbc(aes)", 128, 65536, "encrypt", "cbc(aes-generic)")
+
+
+def good_file(tmp_path: Path, kernel_b: str | None) -> Path:
+    document = AbDocument(
+        board="uml",
+        sides={"A": Side("A", "/good/linux"), "B": Side("B", kernel_b)},
+        slice=SliceSpec(seconds=1.0, block_sizes=(65536,)),
+        seed=1,
+        max_drop=0.05,
+        alpha=0.05,
+        steps=[10],
+    )
+    document.verdict = {
+        "series": [
+            {
+                "source": "afalg",
+                "algorithm": "cbc(aes)",
+                "key_bits": 128,
+                "block_size": 65536,
+                "op": "encrypt",
+                "driver": "cbc(aes-generic)",
+                "verdict": "regressed",
+            },
+            {**dict(zip(("source", "algorithm"), ("afalg", "ecb(aes)"))), "verdict": "same"},
+        ]
+    }
+    path = tmp_path / "good.json"
+    save_document(document, path)
+    return path
+
+
+def verdict(word: PairedVerdict) -> SeriesVerdict:
+    comparison = PairedComparison(10, -0.1, -0.2, -0.05, -0.25, -0.01, 0.01, word, 0.05)
+    return SeriesVerdict(KEY, 100.0, 90.0, comparison)
+
+
+@pytest.mark.parametrize(
+    ("words", "code"),
+    [
+        ([PairedVerdict.SAME], 0),
+        ([PairedVerdict.IMPROVED, PairedVerdict.SAME], 0),
+        ([PairedVerdict.REGRESSED, PairedVerdict.UNKNOWN], 1),
+        ([PairedVerdict.UNKNOWN, PairedVerdict.SAME], 125),
+        ([], 125),
+    ],
+)
+def test_bisect_exit_codes(words: list[PairedVerdict], code: int) -> None:
+    assert cli_ab._bisect_word([verdict(w) for w in words])[0] == code
+
+
+def test_only_the_series_that_regressed_in_good_are_bisected(tmp_path: Path) -> None:
+    from pytest_hwcrypto.ab.document import load_document
+
+    focus = cli_ab._focus_series(load_document(good_file(tmp_path, "/tree/linux")))
+    assert focus == {KEY}
+
+
+def test_a_failed_build_is_skip(tmp_path: Path) -> None:
+    good = good_file(tmp_path, "/tree/linux")
+    code = cli.main(["bisect-run", "--good", str(good), "--", "sh", "-c", "exit 2"])
+    assert code == cli_ab.BISECT_SKIP
+
+
+def test_a_usage_error_stops_the_bisection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none.json"
+    assert cli.main(["bisect-run", "--good", str(missing), "--", "true"]) == 128
+    assert f"{missing}: cannot read" in capsys.readouterr().err
+    no_image = good_file(tmp_path, None)
+    assert cli.main(["bisect-run", "--good", str(no_image), "--", "true"]) == 128
+    assert "names no kernel image" in capsys.readouterr().err
+
+
+def test_a_kernel_that_does_not_exist_after_the_build_is_skip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = good_file(tmp_path, str(tmp_path / "never-built"))
+    code = cli.main(["bisect-run", "--good", str(good), "--workdir", str(tmp_path / "w")])
+    assert code == cli_ab.BISECT_SKIP
+    assert "does not exist: skip" in capsys.readouterr().err
+
+
+def test_knobs_are_sys_or_proc_sys_only() -> None:
+    assert parse_setting("/sys/module/m/parameters/p=8") == ("/sys/module/m/parameters/p", "8")
+    assert parse_setting("/proc/sys/kernel/x=a=b") == ("/proc/sys/kernel/x", "a=b")
+    for bad in ("/etc/passwd=x", "/sys/module/m/parameters/p", "p=1"):
+        with pytest.raises(ValueError, match="PATH=VALUE"):
+            parse_setting(bad)
+
+
+def test_cli_rejects_a_bad_knob(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["ab", "--kernel", "/bin/sh", "--b-set", "/etc/x=1"]) == 2
+    assert "--a-set/--b-set" in capsys.readouterr().err
