@@ -92,6 +92,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     parser.add_argument("--out", default="hwcrypto-ab.json", help="results file (resumable)")
     parser.add_argument("--resume", action="store_true", help="continue the pairs already in --out")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    parser.add_argument("--html", metavar="OUT.html", help="report with A and B overlaid")
+    parser.add_argument("--plot", metavar="OUT.png", help="the same figure as a PNG")
     parser.set_defaults(func=cmd_ab)
     add_bisect_parser(sub)
 
@@ -193,7 +195,33 @@ def cmd_ab(args: argparse.Namespace) -> int:
             outcome = run_ab(document, slices, path, budget_seconds=args.budget)
     except AbError as error:
         raise AbUsageError(f"{error} (pairs so far kept in {path}; rerun with --resume)") from None
-    return report(document, outcome, path, args.json, _expected_drivers(args.profile))
+    code = report(document, outcome, path, args.json, _expected_drivers(args.profile))
+    side_files = write_side_results(document, path)
+    if args.html or args.plot:
+        from pytest_hwcrypto.report.document import ReportError, load_inputs, write_report
+
+        try:
+            write_report(
+                load_inputs([str(f) for f in side_files]),
+                args.html,
+                args.plot,
+                "hwcrypto ab: A and B",
+            )
+        except ReportError as error:
+            raise AbUsageError(str(error)) from None
+    return code
+
+
+def write_side_results(document: AbDocument, path: Path) -> list[Path]:
+    """OUT.A.json and OUT.B.json: each side as a results file (hwcrypto report, compare)."""
+    from pytest_hwcrypto.ab.series import side_results
+
+    written = []
+    for side in SIDES:
+        target = path.with_name(f"{path.stem}.{side}.json")
+        target.write_text(json.dumps(side_results(document, side), indent=1) + "\n")
+        written.append(target)
+    return written
 
 
 def _absolute(path: str | None) -> str | None:

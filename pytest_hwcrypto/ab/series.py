@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from pytest_hwcrypto.ab.document import AbDocument, PairRecord
 from pytest_hwcrypto.ab.slice import BY_NAME_KEY
-from pytest_hwcrypto.model.results import Measurement
+from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
 from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict, judge_pairs
 
 SeriesKey = tuple[str, str, Optional[int], Optional[int], str, str]
@@ -242,3 +242,36 @@ def any_regressed(verdicts: Iterable[SeriesVerdict]) -> bool:
 
 def undecided(verdicts: Iterable[SeriesVerdict]) -> list[SeriesVerdict]:
     return [v for v in verdicts if v.comparison.verdict is PairedVerdict.UNKNOWN]
+
+
+def side_results(document: AbDocument, side: str) -> dict[str, Any]:
+    """One side as a results file (pytest-hwcrypto/1): every series with the samples of all
+    its complete pairs pooled, the side's inventory and kernel -- what `hwcrypto report`
+    overlays and `hwcrypto compare` reads."""
+    pooled: dict[SeriesKey, Measurement] = {}
+    kernel: dict[str, Any] = {}
+    for pair in document.complete_pairs:
+        record = pair.slices[side]
+        kernel = kernel or dict((record.results or {}).get("kernel") or {})
+        for measurement in record.measurements():
+            key = series_key(measurement)
+            if key not in pooled:
+                pooled[key] = measurement
+                measurement.samples = list(measurement.samples)
+                measurement.extra = {k: v for k, v in measurement.extra.items() if k != ROUNDS_KEY}
+            else:
+                pooled[key].samples.extend(measurement.samples)
+    for measurement in pooled.values():
+        if measurement.samples:
+            measurement.bytes_per_second = statistics.median(measurement.samples)
+            measurement.ci_low = measurement.ci_high = measurement.cov = None
+    label = document.sides[side]
+    return {
+        "schema": "pytest-hwcrypto/1",
+        "kernel": kernel,
+        "environment": {"board": f"{document.board} {side}: {label.kernel or 'default'}"},
+        "inventory": document.inventory.get(side, []),
+        "measurements": [m.to_json() for m in pooled.values()],
+        "findings": [],
+        "verdicts": [],
+    }

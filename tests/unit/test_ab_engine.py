@@ -249,3 +249,22 @@ def test_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "at least 6 pairs" in capsys.readouterr().err
     assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--max-drop", "x"]) == 2
     assert "--max-drop" in capsys.readouterr().err
+
+
+def test_each_side_as_a_results_file_and_the_overlaid_report(tmp_path: Path) -> None:
+    from pytest_hwcrypto.ab.series import side_results
+    from pytest_hwcrypto.cli_ab import write_side_results
+    from pytest_hwcrypto.model.results import Results
+    from pytest_hwcrypto.report.document import load_inputs, write_report
+
+    document = make_document([6])
+    run_ab(document, DriftingBoard(drop=0.2, seed=4), None, stream=io.StringIO())
+    b = Results.from_json(side_results(document, "B"), "B")
+    slow = next(m for m in b.measurements if m.driver == "slow")
+    assert len(slow.samples) == 6 * 5  # every sample of every pair, pooled
+    files = write_side_results(document, tmp_path / "ab.json")
+    assert [f.name for f in files] == ["ab.A.json", "ab.B.json"]
+    data = write_report(load_inputs([str(f) for f in files]), str(tmp_path / "r.html"), None)
+    assert data.panels
+    html = (tmp_path / "r.html").read_text()
+    assert "ab.A" in html and "ab.B" in html
