@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 EXIT_USAGE = 2
 
@@ -138,6 +138,24 @@ def _add_local(lava: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run.add_argument("--memory", type=int, default=2048, help="guest MiB (2048)")
     run.add_argument("--minutes", type=int, default=40, help="job timeout (40)")
     run.set_defaults(func=_guard(cmd_run), kcidb_origin=None, install="wheel")
+
+    lab = lava.add_parser(
+        "lab",
+        help="a whole local LAVA lab (server, database, scheduler, worker, QEMU device)",
+        description="start/stop/status run the shipped lava-lab.sh (127.0.0.1 only; stop "
+        "leaves no process, database or file behind). submit writes the QEMU job, submits "
+        "it with lavacli, serves the wheel while it runs and reads the results back through "
+        "the REST API.",
+    )
+    lab.add_argument("action", choices=("start", "stop", "status", "submit"))
+    lab.add_argument("--wheel", help="submit: the plugin's wheel (a file here)")
+    lab.add_argument("--suite", default="inventory,throughput", help="submit: suites to run")
+    lab.add_argument("--profile", metavar="PROFILE.toml", help="submit: 'qemu-strict' or a file")
+    lab.add_argument("--cache", metavar="DIR", help="submit: where guest images are kept")
+    lab.add_argument("--output-dir", default="hwcrypto-artifacts/lava-lab", help="submit: where")
+    lab.add_argument("--memory", type=int, default=2048, help="submit: guest MiB (2048)")
+    lab.add_argument("--minutes", type=int, default=40, help="submit: job timeout (40)")
+    lab.set_defaults(func=_guard(cmd_lab), kcidb_origin=None, install="wheel")
 
 
 def _definition_spec(args: argparse.Namespace) -> object:
@@ -271,13 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     reason = lava_local.missing_prerequisites()
     if reason is not None:
         raise LavaCliError(reason)
-    wheel = Path(args.wheel).resolve()
-    if not wheel.is_file() or wheel.suffix != ".whl":
-        raise LavaCliError(f"--wheel {args.wheel}: not a wheel file")
-    if args.profile == "qemu-strict":
-        args.profile = str(lava_local.shipped_profile())
-    definition = _definition_spec(argparse.Namespace(**{**vars(args), "wheel": "x.whl"}))
-    assert isinstance(definition, lava_job.DefinitionSpec)
+    wheel = _wheel(args)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -286,24 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         lava_local.echo(f"lava-run: guest {guest} ({time.monotonic() - started:.0f} s)")
         with lava_local.serve_directory(wheel.parent) as port:
             url = f"http://{lava_local.GUEST_HOST_ADDRESS}:{port}/{wheel.name}"
-            spec = lava_job.JobSpec(
-                definition=lava_job.DefinitionSpec(
-                    suites=definition.suites,
-                    wheel=url,
-                    profile_toml=definition.profile_toml,
-                    pytest_args=definition.pytest_args,
-                ),
-                kernel=(guest / "vmlinuz").as_uri(),
-                rootfs=(guest / "guest.cpio").as_uri(),
-                memory_mb=args.memory,
-                timeout_minutes=args.minutes,
-            )
-            data, _ = lava_job.job(spec)
-            job_file = out / "job.yaml"
-            job_file.write_text(lava_job.job_yaml(spec), encoding="utf-8")
-            invalid = lava_local.validate_job(job_file)
-            if invalid is not None:
-                raise LavaCliError(f"{job_file}: LAVA's schema refuses it: {invalid}")
+            data, job_file = _write_qemu_job(args, guest, url, out)
             device_file = out / "device.yaml"
             context = lava_job.parse_context_value(data["context"])
             lava_local.render_device(context, device_file)
@@ -325,4 +320,83 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     save_results(lava_results.to_results(job), out / "results.json")
     lava_local.echo(f"lava-run: results file {out}/results.json")
+    return 0
+
+
+def _wheel(args: argparse.Namespace) -> Path:
+    from pytest_hwcrypto.lab import lava_local
+
+    if not args.wheel:
+        raise LavaCliError("--wheel PATH is needed: the guest installs the plugin from it")
+    wheel = Path(args.wheel).resolve()
+    if not wheel.is_file() or wheel.suffix != ".whl":
+        raise LavaCliError(f"--wheel {args.wheel}: not a wheel file")
+    if args.profile == "qemu-strict":
+        args.profile = str(lava_local.shipped_profile())
+    return wheel
+
+
+def _write_qemu_job(
+    args: argparse.Namespace, guest: Path, wheel_url: str, out: Path
+) -> tuple[dict[str, Any], Path]:
+    """The QEMU job for the guest in `guest`, written to out/job.yaml and checked with
+    LAVA's own schema."""
+    from pytest_hwcrypto.lab import lava_job, lava_local
+
+    definition = _definition_spec(argparse.Namespace(**{**vars(args), "wheel": wheel_url}))
+    assert isinstance(definition, lava_job.DefinitionSpec)
+    spec = lava_job.JobSpec(
+        definition=definition,
+        kernel=(guest / "vmlinuz").as_uri(),
+        rootfs=(guest / "guest.cpio").as_uri(),
+        memory_mb=args.memory,
+        timeout_minutes=args.minutes,
+    )
+    data, _ = lava_job.job(spec)
+    job_file = out / "job.yaml"
+    job_file.write_text(lava_job.job_yaml(spec), encoding="utf-8")
+    invalid = lava_local.validate_job(job_file)
+    if invalid is not None:
+        raise LavaCliError(f"{job_file}: LAVA's schema refuses it: {invalid}")
+    return data, job_file
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    """The local lab: lava-lab.sh, or a job submitted to it and read back."""
+    import subprocess
+    import time
+
+    from pytest_hwcrypto.lab import lava_local, lava_results
+    from pytest_hwcrypto.model.results import save_results
+
+    if args.action != "submit":
+        try:
+            script = lava_local.script("lava-lab.sh")
+        except lava_local.LocalLavaError as error:
+            raise LavaCliError(str(error)) from None
+        return subprocess.run(["bash", str(script), args.action], check=False).returncode
+    wheel = _wheel(args)
+    try:
+        lab = lava_local.LocalLab.find()
+        out = Path(args.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        guest = lava_local.build_guest(Path(args.cache) if args.cache else None, sys.stderr)
+        with lava_local.serve_directory(wheel.parent) as port:
+            url = f"http://{lava_local.GUEST_HOST_ADDRESS}:{port}/{wheel.name}"
+            _, job_file = _write_qemu_job(args, guest, url, out)
+            job_id = lab.submit(job_file)
+            lava_local.echo(f"lava-lab: job {job_id} submitted ({lab.url}/scheduler/job/{job_id})")
+            lab.wait(job_id, lava_local.echo, timeout=args.minutes * 60 + 300)
+        lava_local.echo(
+            f"lava-lab: job {job_id} finished {time.monotonic() - started:.0f} s after submission"
+        )
+        job = lava_results.fetch_job(lab.url, job_id, lab.token)
+    except (lava_local.LocalLavaError, lava_results.LavaResultsError) as error:
+        raise LavaCliError(str(error)) from None
+    sys.stderr.write(lava_results.summary_line(job) + "\n")
+    if job.failure is not None:
+        return 1
+    save_results(lava_results.to_results(job), out / "results.json")
+    lava_local.echo(f"lava-lab: results file {out}/results.json")
     return 0

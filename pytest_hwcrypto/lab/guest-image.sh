@@ -115,7 +115,9 @@ mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
 # (virtio-crypto, aesni_intel, sha256_ssse3, ...), then the disk, network and AF_ALG ones.
 # Twice: the virtio bus shows its devices (virtio-crypto, ...) once virtio_pci is bound.
 for pass in 1 2; do
-  sort -u /sys/bus/*/devices/*/modalias 2>/dev/null | while read -r alias; do
+  # (the CPU's features are one alias in /sys/devices/system/cpu/modalias: aesni_intel...)
+  cat /sys/devices/system/cpu/modalias /sys/bus/*/devices/*/modalias 2>/dev/null | sort -u |
+  while read -r alias; do
     modprobe -q "$alias" 2>/dev/null
   done
 done

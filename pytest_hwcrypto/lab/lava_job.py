@@ -83,8 +83,13 @@ class JobSpec:
     tags: Sequence[str] = ()
 
 
-def definition(spec: DefinitionSpec) -> dict[str, Any]:
-    """The Lava-Test Test Definition 1.0 (a mapping; `definition_yaml` for text)."""
+def definition(spec: DefinitionSpec, inline: bool = False) -> dict[str, Any]:
+    """The Lava-Test Test Definition 1.0 (a mapping; `definition_yaml` for text).
+
+    Standing alone (a file in a git repository) it carries `params`, which a job's
+    `parameters` override. Inline in a job, lava-server's submission schema allows no
+    `params` (only metadata, install, run, parse), so the values become `export` lines at
+    the top of the steps."""
     spec.check()
     profile = base64.b64encode(spec.profile_toml.encode()).decode() if spec.profile_toml else ""
     kcidb = f" --hwcrypto-kcidb={DEVICE_KCIDB}" if spec.kcidb_origin else ""
@@ -110,14 +115,25 @@ def definition(spec: DefinitionSpec) -> dict[str, Any]:
         'HWCRYPTO_BOARD_ARG=""; if [ -n "$PROFILE_B64" ]; then '
         'echo "$PROFILE_B64" | base64 -d > /tmp/hwcrypto-profile.toml && '
         "HWCRYPTO_BOARD_ARG=--hwcrypto-board=/tmp/hwcrypto-profile.toml; fi",
-        # pytest's own exit code is not the job's: every test and rule is a test case.
-        '"$HWCRYPTO_PY" -m pytest -p no:cacheprovider -q -rN --hwcrypto '
-        '--hwcrypto-suite="$SUITES" $HWCRYPTO_BOARD_ARG --hwcrypto-lava '
-        f"--hwcrypto-json={DEVICE_RESULTS}{kcidb}{origin} $PYTEST_ARGS || true",
+        # PYTEST_ARGS is shell-quoted (shlex.join): `set --` gives the words back. pytest's
+        # own exit code is not the job's: every test and rule is a test case.
+        'eval "set -- $PYTEST_ARGS"; "$HWCRYPTO_PY" -m pytest -p no:cacheprovider -q -rN '
+        '--hwcrypto --hwcrypto-suite="$SUITES" $HWCRYPTO_BOARD_ARG --hwcrypto-lava '
+        f'--hwcrypto-json={DEVICE_RESULTS}{kcidb}{origin} "$@" || true',
         f'if [ -s {DEVICE_RESULTS} ]; then echo "{RESULTS_BEGIN}"; '
         f'gzip -c {DEVICE_RESULTS} | base64; echo "{RESULTS_END}"; fi',
     ]
-    return {
+    params = {
+        "INSTALL": spec.install,
+        "WHEEL": spec.wheel,
+        "VENV": "/tmp/hwcrypto-venv",
+        "SUITES": spec.suites,
+        "PROFILE_B64": profile,
+        "PYTEST_ARGS": shlex.join(spec.pytest_args),
+    }
+    if inline:
+        steps = [f"export {name}={shlex.quote(value)}" for name, value in params.items()] + steps
+    document: dict[str, Any] = {
         "metadata": {
             "format": "Lava-Test Test Definition 1.0",
             "name": DEFINITION_NAME,
@@ -126,16 +142,11 @@ def definition(spec: DefinitionSpec) -> dict[str, Any]:
             "os": ["debian"],
             "scope": ["functional", "performance"],
         },
-        "params": {
-            "INSTALL": spec.install,
-            "WHEEL": spec.wheel,
-            "VENV": "/tmp/hwcrypto-venv",
-            "SUITES": spec.suites,
-            "PROFILE_B64": profile,
-            "PYTEST_ARGS": shlex.join(spec.pytest_args),
-        },
         "run": {"steps": steps},
     }
+    if not inline:
+        document["params"] = params
+    return document
 
 
 def definition_yaml(spec: DefinitionSpec) -> str:
@@ -144,7 +155,7 @@ def definition_yaml(spec: DefinitionSpec) -> str:
 
 def job(spec: JobSpec) -> tuple[dict[str, Any], dict[str, str]]:
     """The job as a mapping, and the comments (key path -> text) marking placeholders."""
-    test_definition = definition(spec.definition)
+    test_definition = definition(spec.definition, inline=True)
     name = spec.job_name or f"hwcrypto {spec.definition.suites} on {spec.device_type}"
     data: dict[str, Any] = {
         "device_type": spec.device_type,

@@ -17,6 +17,7 @@ import contextlib
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -278,3 +279,70 @@ def _lines_until(process: subprocess.Popen[str], timeout: float, started: float)
 def echo(line: str) -> None:
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+LAB_DIR_ENV = "HWCRYPTO_LAB_DIR"
+DEFAULT_LAB_DIR = Path("/var/lib/hwcrypto-lava-lab")
+
+
+@dataclass(frozen=True)
+class LocalLab:
+    """The lab lava-lab.sh started: its XML-RPC URI (with the admin token) and REST URL."""
+
+    uri: str
+    url: str
+    token: str
+
+    @classmethod
+    def find(cls, environ: Mapping[str, str] | None = None) -> LocalLab:
+        env = os.environ if environ is None else environ
+        lab = Path(env.get(LAB_DIR_ENV) or DEFAULT_LAB_DIR)
+        try:
+            uri = (lab / "uri").read_text().strip()
+            token = (lab / "admin-token").read_text().strip()
+        except OSError:
+            raise LocalLavaError(
+                f"no local lab in {lab}: start one with `hwcrypto lava lab start`"
+            ) from None
+        match = re.match(r"^(https?)://[^@/]*@([^/]+)/", uri)
+        if match is None:
+            raise LocalLavaError(f"{lab}/uri: not a lavacli URI")
+        return cls(uri=uri, url=f"{match.group(1)}://{match.group(2)}", token=token)
+
+    def submit(self, job_file: Path) -> str:
+        done = subprocess.run(
+            ["lavacli", "--uri", self.uri, "jobs", "submit", str(job_file)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        job_id = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []
+        if not job_id or not job_id[0].isdigit():
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            raise LocalLavaError(f"lavacli jobs submit refused the job: {lines[-1:] or '?'}")
+        return job_id[0]
+
+    def wait(self, job_id: str, progress: Callable[[str], None], timeout: float) -> None:
+        """Until the job is finished, saying each state it passes through."""
+        started, seen = time.monotonic(), ""
+        while time.monotonic() - started < timeout:
+            done = subprocess.run(
+                ["lavacli", "--uri", self.uri, "jobs", "show", job_id],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            fields = dict(
+                (key.strip(), value.strip())
+                for key, _, value in (line.partition(":") for line in done.stdout.splitlines())
+            )
+            state = f"{fields.get('state', '?')} {fields.get('Health', fields.get('health', ''))}"
+            if state != seen:
+                progress(
+                    f"lava-lab: job {job_id}: {state.strip()} ({time.monotonic() - started:.0f} s)"
+                )
+                seen = state
+            if fields.get("state") == "Finished":
+                return
+            time.sleep(3)
+        raise LocalLavaError(f"job {job_id} not finished after {timeout:.0f} s")

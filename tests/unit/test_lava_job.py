@@ -18,16 +18,29 @@ from pytest_hwcrypto.lab import lava_job
 from pytest_hwcrypto.lab.lava_job import DefinitionSpec, JobSpec, JobSpecError
 
 SYSTEM_PYTHON = "/usr/bin/python3"
+# The dispatcher's schema (lava_common) and, where lava-server is installed, the server's
+# own submission check, which is stricter (no `params` in an inline definition).
 CHECK = """
 import json, sys, yaml
 from lava_common.schemas import validate
 from lava_common.schemas.test.testdef import validate as validate_testdef
+try:
+    from django.conf import settings
+    settings.configure(EXTRA_CONTEXT_VARIABLES=[])
+    from lava_scheduler_app.schema import validate_submission
+except ImportError:
+    validate_submission = None
 out = []
 for kind, text in json.load(sys.stdin):
     data = yaml.safe_load(text)
     try:
-        (validate_testdef(data) if kind == "definition" else validate(data, strict=True))
-        out.append({"ok": True, "data": data})
+        if kind == "definition":
+            validate_testdef(data)
+        else:
+            validate(data, strict=True)
+            if validate_submission is not None:
+                validate_submission(data)
+        out.append({"ok": True, "data": data, "server": validate_submission is not None})
     except Exception as error:
         out.append({"ok": False, "error": str(error), "data": data})
 json.dump(out, sys.stdout)
@@ -90,9 +103,16 @@ def test_the_qemu_job_boots_the_guest_under_tcg_with_an_offload_engine() -> None
     deploy, boot, test = (next(iter(action.values())) for action in data["actions"])
     assert deploy["images"]["initrd"]["url"] == "file:///guest/guest.cpio"
     assert boot["prompts"] == [lava_job.GUEST_PROMPT]
-    params = test["definitions"][0]["repository"]["params"]
-    assert base64.b64decode(params["PROFILE_B64"]).decode() == PROFILE
-    assert params["WHEEL"] == "http://10.0.2.2:8000/p.whl"
+    repository = test["definitions"][0]["repository"]
+    assert "params" not in repository  # lava-server refuses them inline
+    exports = dict(
+        step.removeprefix("export ").split("=", 1)
+        for step in repository["run"]["steps"]
+        if step.startswith("export ") and "=" in step
+    )
+    assert base64.b64decode(exports["PROFILE_B64"].strip("'")).decode() == PROFILE
+    assert exports["WHEEL"] == "http://10.0.2.2:8000/p.whl"
+    assert lava_job.definition(QEMU.definition)["params"]["WHEEL"] == exports["WHEEL"]
 
 
 def test_a_real_device_type_gets_marked_placeholders() -> None:
@@ -141,7 +161,7 @@ def test_the_cli_writes_them_and_says_what_is_wrong_in_one_line(
     out = tmp_path / "job.yaml"
     argv = ["lava", "job", "--kernel", "file:///k", "--rootfs", "file:///r", "--wheel", "w.whl"]
     assert main([*argv, "-o", str(out), "--", "-k", "cbc"]) == 0
-    assert 'PYTEST_ARGS: "-k cbc"' in out.read_text()
+    assert "export PYTEST_ARGS='-k cbc'" in out.read_text()
     assert main(["lava", "job", "--wheel", "w.whl"]) == 2
     assert main(["lava", "definition", "--wheel", "w", "--suite", "nope"]) == 2
     assert main(["lava", "definition", "--wheel", "w", "--profile", str(tmp_path / "no")]) == 2
