@@ -27,6 +27,7 @@ from pytest_hwcrypto.ab.document import (
 )
 from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
 from pytest_hwcrypto.ab.series import (
+    SeriesKey,
     any_regressed,
     judge_document,
     kernel_changes,
@@ -423,6 +424,7 @@ def cmd_bisect_run(args: argparse.Namespace) -> int:
                 f"hwcrypto bisect-run: {commit}: build failed (exit {built.returncode}): skip\n"
             )
             return BISECT_SKIP
+    focus = _focus_series(good)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / f"{commit}.json"
@@ -439,12 +441,11 @@ def cmd_bisect_run(args: argparse.Namespace) -> int:
             sys.stderr,
             settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},
         )
-        outcome = run_ab(document, slices, path, budget_seconds=args.budget)
+        outcome = run_ab(document, slices, path, budget_seconds=args.budget, focus=focus)
     except (AbError, AbUsageError) as error:
         sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}: skip\n")
         return BISECT_SKIP
-    focus = _focus_series(good)
-    judged = [v for v in outcome.verdicts if not focus or v.key in focus]
+    judged = outcome.verdicts
     report(document, outcome, path, False, [])
     code, word = _bisect_word(judged)
     sys.stderr.write(
@@ -492,7 +493,7 @@ def _board_args(good: AbDocument) -> argparse.Namespace:
     return argparse.Namespace(board=good.board, test_drivers=False)
 
 
-def _focus_series(good: AbDocument) -> set[tuple[Any, ...]]:
+def _focus_series(good: AbDocument) -> set[SeriesKey]:
     """The series --good found regressed: what the bisection is about (empty: all)."""
     focus = set()
     for entry in good.verdict.get("series", []):

@@ -16,14 +16,14 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from pytest_hwcrypto.ab.document import AbDocument, PairRecord, SliceRecord, save_document
 from pytest_hwcrypto.ab.schedule import pair_order, sides_in_order
-from pytest_hwcrypto.ab.series import SeriesVerdict, judge_document, undecided
+from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, judge_document, undecided
 from pytest_hwcrypto.boards.base import Board, new_run_dir, passed_environment
 from pytest_hwcrypto.boards.helpers import path_with_environment
 
@@ -66,13 +66,15 @@ def run_ab(
     path: Path | None,
     *,
     budget_seconds: float | None = None,
+    focus: Collection[SeriesKey] = (),
     wall: Callable[[], float] = time.time,
     stream: TextIO = sys.stderr,
 ) -> AbOutcome:
     """Measure pairs up to each step of `document.steps`, judging at each; see module doc.
 
     Pairs already complete in the document count (a resumed run); an incomplete one is
-    measured again. A failed slice is saved and raises AbError.
+    measured again. A failed slice is saved and raises AbError. With `focus`, only those
+    series are judged (a bisection asks about the series that regressed).
     """
     document.pairs = document.complete_pairs
     stopped = "pairs"
@@ -93,11 +95,11 @@ def run_ab(
             stream.flush()
         if stopped == "budget":
             break
-        verdicts = judge_document(document)
+        verdicts = judge_document(document, focus=focus)
         if not undecided(verdicts):
             stopped = "decided"
             break
-    return AbOutcome(judge_document(document), len(document.pairs), stopped)
+    return AbOutcome(judge_document(document, focus=focus), len(document.pairs), stopped)
 
 
 def _over_budget(document: AbDocument, budget: float) -> bool:

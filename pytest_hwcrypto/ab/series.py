@@ -15,7 +15,7 @@ appear or vanish, and series measured on one side only.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -120,11 +120,19 @@ def collect_pairs(pairs: Iterable[PairRecord]) -> dict[SeriesKey, SeriesPairs]:
 
 
 def judge_document(
-    document: AbDocument, looks: int | None = None, pairs: Sequence[PairRecord] | None = None
+    document: AbDocument,
+    looks: int | None = None,
+    pairs: Sequence[PairRecord] | None = None,
+    focus: Collection[SeriesKey] = (),
 ) -> list[SeriesVerdict]:
-    """Every series with pairs on both sides, judged; `looks` defaults to the planned steps."""
+    """Every series with pairs on both sides (or those in `focus`: the only questions asked,
+    so the family is theirs), judged; `looks` defaults to the planned steps."""
     collected = collect_pairs(document.pairs if pairs is None else pairs)
-    judged = [series for series in collected.values() if series.only is None]
+    judged = [
+        series
+        for series in collected.values()
+        if series.only is None and (not focus or series.key in focus)
+    ]
     family = max(1, len(judged)) * max(1, looks if looks is not None else len(document.steps))
     verdicts = []
     for series in judged:

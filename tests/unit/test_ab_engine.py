@@ -268,3 +268,16 @@ def test_each_side_as_a_results_file_and_the_overlaid_report(tmp_path: Path) -> 
     assert data.panels
     html = (tmp_path / "r.html").read_text()
     assert "ab.A" in html and "ab.B" in html
+
+
+def test_a_focus_judges_only_its_series_with_a_smaller_family() -> None:
+    document = make_document([10])
+    run_ab(document, DriftingBoard(drop=0.1, seed=3), None, stream=io.StringIO())
+    everything = judge_document(document)
+    slow_key = next(v.key for v in everything if v.key[5] == "slow")
+    focused = judge_document(document, focus={slow_key})
+    assert [v.key for v in focused] == [slow_key]
+    # one question instead of two: the decision interval is narrower
+    wide = next(v for v in everything if v.key == slow_key).comparison
+    narrow = focused[0].comparison
+    assert narrow.decision_high - narrow.decision_low < wide.decision_high - wide.decision_low
