@@ -63,7 +63,8 @@ _SIZE_UNITS = {"": 1, "K": 2**10, "Ki": 2**10, "M": 2**20, "Mi": 2**20, "G": 2**
 _SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _TIME_UNITS = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3, "sec": 1e6}
 
-_SETUP = re.compile(r"^(?P<job>\S+): \(g=\d+\): rw=(?P<rw>\w+), (?P<rest>.*)$")
+# (lines may be indented as a whole: a Markdown or reStructuredText code block, a tab)
+_SETUP = re.compile(r"^\s*(?P<job>\S+): \(g=\d+\): rw=(?P<rw>\w+), (?P<rest>.*)$")
 _BS = re.compile(
     r"\((?P<d>[RWT])\)\s*(?P<lo>[\d.]+)(?P<lu>[KMG]?i?)B-(?P<hi>[\d.]+)(?P<hu>[KMG]?i?)B"
 )
@@ -72,7 +73,7 @@ _BS_2X = re.compile(
     r"\bbs=(?P<ranges>[\d.]+[KMG]?i?B?-[\d.]+[KMG]?i?B?(?:/[\d.]+[KMG]?i?B?-[\d.]+[KMG]?i?B?)*)"
 )
 _RANGE_2X = re.compile(r"(?P<lo>[\d.]+)(?P<lu>[KMG]?i?)B?-(?P<hi>[\d.]+)(?P<hu>[KMG]?i?)B?")
-_RESULT = re.compile(r"^(?P<job>\S+): \(groupid=\d+, jobs=\d+\): err=\s*(?P<err>\d+)")
+_RESULT = re.compile(r"^\s*(?P<job>\S+): \(groupid=\d+, jobs=\d+\): err=\s*(?P<err>\d+)")
 _UNIT = r"[KMGT]i?B/s|[kMGT]B/s|B/s"
 # 'mixed' with --unified_rw_reporting
 _DIRECTION = re.compile(r"^\s*(?P<op>read|write|trim|mixed)\s*:\s*(?=.*\b(?:BW|bw)=)")
@@ -106,12 +107,13 @@ _DISK = re.compile(
     rf"^\s*(?P<name>[\w.:/-]+): ios=(?P<r>\d+)/(?P<w>\d+),.*?\butil=(?P<util>{_N})%"
     rf"(?:.*?aggrutil=(?P<aggr>{_N})%)?"
 )
-_ERROR = re.compile(r"^fio: (?P<message>.*)$")
+_ERROR = re.compile(r"^\s*fio: (?P<message>.*)$")
 _ALL_JOBS = "all jobs"
 _OPTION_SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)(?P<unit>[kKmMgG]?i?)[bB]?$")
-_STATUS = re.compile(r"^Run status group \d+")
+_STATUS = re.compile(r"^\s*Run status group \d+")
 _OTHER = re.compile(
-    r"^(?:fio-\d|Starting \d+ (?:process|thread)|Jobs: \d|\S+: Laying out IO file|note: |"
+    r"^\s*(?:fio-\d|\d+\.\d+\.\d+\s*$|Starting \d+ (?:process|thread)|Jobs: \d"
+    r"|\S+: Laying out IO file|note: |"
     r"Run status group \d|Disk stats \(read/write\)|"
     r"\s*(?:lat \((?:nsec|usec|msec)\)|IO depths|submit|complete|issued(?: rwts)?|latency"
     r"|fsync/fdatasync/sync_file_range|sync (?:percentiles )?\((?:nsec|usec|msec)\))"
@@ -152,6 +154,7 @@ class _Run:
     setups: dict[str, dict[str, Any]] = field(default_factory=dict)
     jobs: list[_Job] = field(default_factory=list)
     groups: dict[str, float] = field(default_factory=dict)
+    group_ops: set[str] = field(default_factory=set)  # since the last 'Run status group'
     disks: list[FioDisk] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -168,7 +171,7 @@ def find_tables(paste: Paste) -> list[Table]:
         if kind is None:
             run = None
             continue
-        if run is None or (kind in ("setup", "version") and (run.jobs or run.disks or run.groups)):
+        if run is None or _starts_new_run(run, kind, line):
             run = _Run(first=index)
             runs.append(run)
         run.last = index
@@ -182,10 +185,21 @@ def find_tables(paste: Paste) -> list[Table]:
     return [table for table in tables if not table.empty]
 
 
+def _starts_new_run(run: _Run, kind: str, line: str) -> bool:
+    """A job line or fio's version after results, or a group summary line repeating an op
+    of the group above it (summaries of several runs listed one after another)."""
+    if kind in ("setup", "version"):
+        return bool(run.jobs or run.disks or run.groups)
+    if kind == "group":
+        group = _GROUP.match(line)
+        return group is not None and group["op"].lower() in run.group_ops
+    return False
+
+
 def _classify(line: str, run: _Run | None) -> str | None:
     if _SETUP.match(line):
         return "setup"
-    if line.startswith("fio-") and re.match(r"fio-\d+\.\d+", line):
+    if re.match(r"\s*fio-\d+\.\d+", line):
         return "version"
     if _RESULT.match(line):
         return "result"
@@ -194,7 +208,7 @@ def _classify(line: str, run: _Run | None) -> str | None:
     if run is None and _DIRECTION.match(line) and _BW.search(line):
         return "direction"  # a job's lines pasted without the job's header
     if _STATUS.match(line):
-        return "other"
+        return "status"
     if run is None:
         return "error" if _ERROR.match(line) and "err=" in line else None
     for kind, pattern in (
@@ -235,12 +249,16 @@ def _read(paste: Paste, run: _Run, index: int, line: str, kind: str) -> None:
     elif kind == "direction" and job is None:
         run.jobs.append(_Job(_ALL_JOBS))
         _read_job_line(run.jobs[-1], line, kind)
+    elif kind == "status":
+        run.group_ops = set()
     elif kind == "group":
         group = _GROUP.match(line)
         assert group is not None
+        op = group["op"].lower()
+        run.group_ops.add(op)
         rate = _rate(group["bw"], group["unit"], line)
         if rate is not None:
-            run.groups.setdefault(group["op"].lower(), rate)
+            run.groups.setdefault(op, rate)
     elif job is not None:
         _read_job_line(job, line, kind)
 

@@ -9,7 +9,7 @@ there that makes a line as the tool printed it, so no parser needs its own speci
   dropped; entities (``&nbsp;``, ``&gt;``, ``&#39;``) become their characters.  Only
   known tag names are dropped, so a kernel log's ``<6>`` level (handled below) and text
   such as ``<stdin>`` stay.
-* **Markdown remnants**: list bullets (``- ``, ``* ``, ``1. ``), emphasis around a row or
+* **Markdown remnants**: list bullets (``- ``, ``* ``, ``1. ``, ``1 - ``), emphasis around a row or
   a value (``**aes-cbc 256b ... MiB/s**``, ``__x__``, ``~~x~~``, ``*row*``, and the
   ``*`` that opens or closes a paragraph in emphasis on its first or last line), a row
   wrapped in inline code (`` `row` ``), and table pipes (``| aes-xts | 512b | ... |``;
@@ -45,7 +45,7 @@ _TAGS = re.compile(
 _CELLS = re.compile(r"<\s*/?\s*(?:td|th)\b[^<>]*>", re.I)  # cells apart, not glued
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.I)
 
-_BULLET = re.compile(r"^(\s*)(?:[-*+\u2022\u2023\u25e6]|\d{1,2}[.)])\s+(?=\S)")
+_BULLET = re.compile(r"^(\s*)(?:[-*+\u2022\u2023\u25e6]|\d{1,2}[.)]|\d{1,2}\s+[-\u2013])\s+(?=\S)")
 _STRONG = re.compile(r"\*\*|__(?=\S)|(?<=\S)__|~~")
 _WRAPPED = re.compile(r"^(\s*)([*_`])(?=\S)(.*?\S)\2\s*$")
 _OPEN_STAR = re.compile(r"^(\s*)\*(?=[^\s*])")

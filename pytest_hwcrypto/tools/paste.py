@@ -50,8 +50,6 @@ _CHROME = re.compile(
     r"^\s*(?:type\s+\d+\s*bytes|The 'numbers' are in|#\s*Tests are approximate"
     r"|#?\s*Algorithm\s*\||Run status group \d|Disk stats \(|fio-\d|Starting \d+ process)"
 )
-# a tool whose one stretch of output detect.py cuts into a table per test header
-_SPLIT_BY_HEADER = "tcrypt"
 _HEADING_MARKS = re.compile(r"^\s*(?:#{1,6}\s+|\*\*|__)|(?:\*\*|__)\s*$")
 _LABEL_LENGTH = 160
 
@@ -183,8 +181,9 @@ def name_tables(paste: Paste, tables: list[Table]) -> list[Table]:
         ]
         if gap:
             table.label = _label_text(paste.lines[_label_line(paste, gap)])
-        elif index and ordered[index - 1].tool == table.tool == _SPLIT_BY_HEADER:
-            # the next test of one tcrypt run: under the same heading as the one before
+        elif index and ordered[index - 1].tool == table.tool:
+            # right after a table of the same tool (the next test of one tcrypt stretch,
+            # the next run of a loop): under the same heading as the one before
             table.label = ordered[index - 1].label
         for position, line in enumerate(gap):
             command = paste.commands.get(line)

@@ -586,3 +586,20 @@ def test_fio_unified_rw_reporting_is_one_mixed_direction() -> None:
     [measurement] = parse_text("auto", post, "mixed.txt").measurements
     assert (measurement.op, measurement.block_size) == ("mixed", 4096)
     assert measurement.bytes_per_second == 800 * 1024
+
+
+def test_an_indented_fio_2x_run_and_numbered_group_lines_of_several_runs() -> None:
+    modern = parse_text("auto", raw("fio_slow_aes_ti"), "3x.txt")
+    old = fio_2x(modern).replace("fio-2.2.10", "2.0.8")  # fio 2.0 printed a bare version
+    indented = "\n".join("\t" + line if line else line for line in old.splitlines())
+    document = parse_text("auto", indented, "tab.txt")
+    assert values(document) == values(modern)
+    assert [m.extra["storage_util"] for m in document.measurements] == [98.65, 98.65]
+    listed = "\n".join(
+        ["Four workers:", *(f"{n} - READ: io=1MB, aggrb={n}00KB/s, minb=1KB/s" for n in (1, 2))]
+    )
+    runs = parse_text("auto", listed, "runs.txt")
+    assert [(t.label, [m.bytes_per_second for m in t.measurements]) for t in runs.tables] == [
+        ("Four workers:", [100 * 1024.0]),
+        ("Four workers:", [200 * 1024.0]),
+    ]
