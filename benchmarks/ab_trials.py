@@ -86,7 +86,7 @@ def runner_for(document: AbDocument, args: argparse.Namespace) -> BoardSlices:
     return BoardSlices(
         {"A": board, "B": board},
         {"A": args.kernel, "B": args.kernel},
-        document.slice.argv(),
+        document.slice,
         300.0,
         sys.stderr,
         settings={s: dict(document.sides[s].config["set"]) for s in ("A", "B")},

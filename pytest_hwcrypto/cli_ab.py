@@ -123,7 +123,12 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--sessions", type=int, default=2, help="sessions per driver (2)")
     parser.add_argument("--max-samples", type=int, default=20, help="samples per series (20)")
-    parser.add_argument("--suite", default="throughput", help="what each slice measures")
+    parser.add_argument(
+        "--suite",
+        default="throughput",
+        help="what each boot measures: throughput (default: a lean AF_ALG slice), or any "
+        "suite, run as a short pytest session; arguments after -- go to that session",
+    )
     parser.add_argument("--seed", type=int, help="order of AB/BA (default: drawn, then kept)")
     parser.add_argument("--profile", metavar="PROFILE.toml", help="drivers B must still have")
     parser.add_argument(
@@ -133,11 +138,6 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-    if args.pytest_args:
-        raise AbUsageError(
-            "hwcrypto ab: pytest arguments after -- are not sliced yet; choose what is "
-            "measured with --algorithm, --block-sizes, --by-name"
-        )
     config_mode = bool(args.b_blacklist or args.b_prefer)
     kernels: list[str | None] = list(args.kernel)
     if config_mode:
@@ -174,6 +174,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
         "B": Side("B", _absolute(kernels[1]), _absolute(modules[1]), config_b),
     }
     document = new_document(args, sides)
+    if config_mode and document.slice.uses_pytest:
+        raise AbUsageError("--b-blacklist/--b-prefer measure the throughput slice only")
     path = Path(args.out)
     document = _resume_or_start(document, path, args.resume)
     boards = {side: _checked_board(args, sides[side], side) for side in SIDES}
@@ -188,7 +190,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
             slices = BoardSlices(
                 boards,
                 {side: boards[side].kernel_description() for side in SIDES},
-                document.slice.argv(),
+                document.slice,
                 args.timeout,
                 sys.stderr,
                 settings={side: dict(sides[side].config.get("set", {})) for side in SIDES},
@@ -238,10 +240,12 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
         block_sizes = tuple(int(size) for size in args.block_sizes.split(","))
     except ValueError as error:
         raise AbUsageError(f"--max-drop/--block-sizes: {error}") from None
-    if args.suite != "throughput":
-        raise AbUsageError(
-            f"--suite {args.suite}: only the throughput suite (AF_ALG) is sliced so far"
-        )
+    from pytest_hwcrypto.vocabulary import Suite
+
+    known = {suite.value for suite in Suite}
+    if args.suite not in known:
+        raise AbUsageError(f"--suite {args.suite}: not a suite (known: {', '.join(sorted(known))})")
+    pytest_args = tuple(getattr(args, "pytest_args", ()) or ())
     if args.pairs is not None and args.budget is not None:
         raise AbUsageError("give --pairs N or --budget S, not both")
     if args.pairs is not None:
@@ -263,6 +267,8 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
         sessions=args.sessions,
         max_samples=args.max_samples,
         by_name=args.by_name or "blacklist" in sides["B"].config or "prefer" in sides["B"].config,
+        suite=args.suite,
+        pytest_args=pytest_args,
     )
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     return AbDocument(
@@ -436,7 +442,7 @@ def cmd_bisect_run(args: argparse.Namespace) -> int:
         slices = BoardSlices(
             boards,
             {side: boards[side].kernel_description() for side in SIDES},
-            document.slice.argv(),
+            document.slice,
             args.timeout,
             sys.stderr,
             settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},

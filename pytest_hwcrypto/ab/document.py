@@ -203,6 +203,8 @@ class AbDocument:
                     sessions=int(spec.get("sessions", 2)),
                     max_samples=int(spec.get("max_samples", 20)),
                     by_name=bool(spec.get("by_name", False)),
+                    suite=str(spec.get("suite", "throughput")),
+                    pytest_args=tuple(str(a) for a in spec.get("pytest_args", ())),
                 ),
                 seed=int(data["seed"]),
                 max_drop=float(data["max_drop"]),

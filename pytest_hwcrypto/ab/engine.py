@@ -24,6 +24,7 @@ from typing import Any, Protocol, TextIO
 from pytest_hwcrypto.ab.document import AbDocument, PairRecord, SliceRecord, save_document
 from pytest_hwcrypto.ab.schedule import pair_order, sides_in_order
 from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, judge_document, undecided
+from pytest_hwcrypto.ab.slice import SliceSpec
 from pytest_hwcrypto.boards.base import Board, new_run_dir, passed_environment
 from pytest_hwcrypto.boards.helpers import path_with_environment
 
@@ -150,7 +151,7 @@ class BoardSlices:
         self,
         boards: dict[str, Board],
         descriptions: dict[str, str],
-        slice_argv: list[str],
+        spec: SliceSpec,
         timeout: float,
         stream: TextIO,
         artifacts: Path | None = None,
@@ -159,7 +160,7 @@ class BoardSlices:
         self.settings = settings or {}
         self.boards = boards
         self.descriptions = descriptions
-        self.slice_argv = slice_argv
+        self.spec = spec
         self.timeout = timeout
         self.stream = stream
         self.artifacts = artifacts
@@ -171,18 +172,11 @@ class BoardSlices:
         board = self.boards[side]
         run_dir = new_run_dir()
         out = run_dir / "slice.json"
-        knobs = [f"--set={path}={value}" for path, value in self.settings.get(side, {}).items()]
-        command = shlex.join(
-            [
-                sys.executable,
-                "-m",
-                "pytest_hwcrypto.ab.slice",
-                "--out",
-                str(out),
-                *self.slice_argv,
-                *knobs,
-            ]
-        )
+        try:
+            argv = self.spec.command(sys.executable, out, self.settings.get(side, {}))
+        except ValueError as error:
+            return SliceOutcome(None, None, str(error))
+        command = shlex.join(argv)
         env = passed_environment(os.environ)
         env["PATH"] = path_with_environment()
         log = io.StringIO()

@@ -55,6 +55,39 @@ class SliceSpec:
     sessions: int = 2
     max_samples: int = 20
     by_name: bool = False
+    # Another suite, or pytest arguments: each boot runs a whole (short) pytest session,
+    # `pytest --hwcrypto --hwcrypto-suite=SUITE --hwcrypto-budget=SECONDS ARGS`, instead of
+    # this module; ~10 s more per boot on UML, but any suite that records samples pairs.
+    suite: str = "throughput"
+    pytest_args: tuple[str, ...] = ()
+
+    @property
+    def uses_pytest(self) -> bool:
+        return self.suite != "throughput" or bool(self.pytest_args)
+
+    def command(self, python: str, out: Path, settings: Mapping[str, str]) -> list[str]:
+        """The command a boot runs to measure this slice into `out`."""
+        if not self.uses_pytest:
+            knobs = [f"--set={path}={value}" for path, value in settings.items()]
+            head = [python, "-m", "pytest_hwcrypto.ab.slice", "--out", str(out)]
+            return head + self.argv() + knobs
+        if settings:
+            raise ValueError("kernel knobs (--a-set/--b-set) work with the throughput slice only")
+        return [
+            python,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--hwcrypto",
+            f"--hwcrypto-suite={self.suite}",
+            f"--hwcrypto-budget={self.seconds:g}",
+            f"--hwcrypto-json={out}",
+            f"--hwcrypto-block-sizes={','.join(str(size) for size in self.block_sizes)}",
+            *[f"--hwcrypto-algorithm={algorithm}" for algorithm in self.algorithms],
+            *self.pytest_args,
+        ]
 
     def argv(self) -> list[str]:
         args = [

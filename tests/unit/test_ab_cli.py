@@ -107,3 +107,24 @@ def test_knobs_are_sys_or_proc_sys_only() -> None:
 def test_cli_rejects_a_bad_knob(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["ab", "--kernel", "/bin/sh", "--b-set", "/etc/x=1"]) == 2
     assert "--a-set/--b-set" in capsys.readouterr().err
+
+
+def test_a_slice_is_the_lean_module_or_a_short_pytest_session(tmp_path: Path) -> None:
+    out = tmp_path / "slice.json"
+    lean = SliceSpec(seconds=2.0, block_sizes=(4096,), algorithms=("cbc(aes)",))
+    command = lean.command("py", out, {"/sys/x": "1"})
+    assert command[:3] == ["py", "-m", "pytest_hwcrypto.ab.slice"]
+    assert "--set=/sys/x=1" in command
+    session = SliceSpec(seconds=20.0, block_sizes=(4096,), suite="dmcrypt", pytest_args=("-x",))
+    command = session.command("py", out, {})
+    assert command[:3] == ["py", "-m", "pytest"]
+    assert "--hwcrypto-suite=dmcrypt" in command
+    assert f"--hwcrypto-json={out}" in command
+    assert command[-1] == "-x"
+    with pytest.raises(ValueError, match="throughput slice only"):
+        session.command("py", out, {"/sys/x": "1"})
+
+
+def test_cli_rejects_an_unknown_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--suite", "speed"]) == 2
+    assert "--suite speed: not a suite" in capsys.readouterr().err
