@@ -28,6 +28,7 @@ from pytest_hwcrypto.kernel.facts import gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
+from pytest_hwcrypto.measure.bench import BenchError, bench_target
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import PlanError, Target, discover_targets
@@ -109,17 +110,26 @@ class SliceSpec:
 
 
 def slice_targets(entries: Sequence[InventoryEntry], spec: SliceSpec) -> list[Target]:
+    """The drivers to measure, and with `by_name` each algorithm bound by name.
+
+    A by-name series must exist on both sides even where the other side has only one
+    driver left (a blacklisted module took the rest, and an algorithm with one driver is
+    not compared within a kernel): the algorithms asked for are bound by name whatever
+    their driver count, the kernel building the template instance if it must.
+    """
     chosen = [
         t
         for t in discover_targets(entries)
         if not spec.algorithms or t.algorithm in spec.algorithms
     ]
     if spec.by_name:
-        seen: set[str] = set()
-        for target in list(chosen):
-            if target.algorithm not in seen:
-                seen.add(target.algorithm)
-                chosen.append(dataclasses.replace(target, driver=target.algorithm, rank=-1))
+        names = list(dict.fromkeys([*spec.algorithms, *(t.algorithm for t in chosen)]))
+        for name in names:
+            try:
+                target = bench_target(name, None)
+            except BenchError:
+                continue  # not on this kernel: the series shows as measured on one side
+            chosen.append(dataclasses.replace(target, algorithm=name, driver=name, rank=-1))
     return chosen
 
 
