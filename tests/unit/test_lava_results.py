@@ -1,8 +1,10 @@
 """A LAVA job's test cases back to a results file (lab/lava_results.py).
 
-tests/data/lava/lava-run-qemu-strict.log is an excerpt of this project's own lava-run log
-(`hwcrypto lava run --profile qemu-strict` on the QEMU device, 2026-12-06): the hwcrypto
-suite's results lines, the job's, and the results file the definition printed.
+tests/data/lava/lava-lab-job-qemu-strict.log is an excerpt of a job's log as this project's
+local lab served it through its REST API (`hwcrypto lava lab submit --profile qemu-strict`
+on the QEMU device, job 1, 2026-12-06): the hwcrypto suite's results lines (the AF_ALG
+cbc(aes) cells of three drivers and their ratios, a few tcrypt ones), the job's, and the
+results file the definition printed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pytest_hwcrypto.lab import lava_local, lava_results
 from pytest_hwcrypto.lab.lava_results import Case, Job, LavaResultsError
 from pytest_hwcrypto.vocabulary import MIB
 
-LOG = Path(__file__).parent.parent / "data" / "lava" / "lava-run-qemu-strict.log"
+LOG = Path(__file__).parent.parent / "data" / "lava" / "lava-lab-job-qemu-strict.log"
 
 
 def log_cases() -> list[dict[str, Any]]:
@@ -49,7 +51,11 @@ def test_the_log_carries_measured_cases_and_a_failed_rule() -> None:
     cases = [c for c in log_cases() if c.get("definition") == "0_hwcrypto"]
     measured = [c for c in cases if "measurement" in c]
     assert len(measured) >= 8 and all(c["units"] for c in measured)
-    assert any(c["result"] == "fail" and "profile_rule" in c["case"] for c in cases)
+    assert [c["case"] for c in cases if c["result"] == "fail"] == [
+        "throughput.test_profile_rule_hw-beats-sw_cbc_aes_offload_vs_generic"
+    ]
+    afalg = {c["case"].split(".")[4] for c in measured if c["case"].startswith("afalg.")}
+    assert afalg == {"virtio_crypto_aes_cbc", "cbc-aes-aesni", "cbc_aes-generic"}
 
 
 def test_cases_alone_make_comparable_measurements_and_failed_verdicts(tmp_path: Path) -> None:
