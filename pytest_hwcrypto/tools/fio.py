@@ -267,7 +267,9 @@ def _read_job_line(job: _Job, line: str, kind: str) -> None:
     if kind == "direction":
         direction = _DIRECTION.match(line)
         bandwidth = _BW.search(line)
-        assert direction is not None and bandwidth is not None
+        if direction is None or bandwidth is None:  # 'BW=' cut off before its value
+            job.current = None
+            return
         rate = _rate(bandwidth["bw"], bandwidth["unit"], line)
         job.current = {"bytes_per_second": -1.0 if rate is None else rate}
         iops = _IOPS_FIELD.search(line)
@@ -338,7 +340,7 @@ def _rate(number: str, unit: str, line: str) -> float | None:
 
 def _unit(unit: str, line: str) -> float:
     """Bytes/s of one `unit`: 1024-based on a line in fio 2.x's words (no IEC unit on it)."""
-    if "iB" not in line and unit in _RATE_UNITS_2X:
+    if unit in _RATE_UNITS_2X and ("iB" not in line or unit not in _RATE_UNITS):
         return _RATE_UNITS_2X[unit]
     return _RATE_UNITS[unit]
 

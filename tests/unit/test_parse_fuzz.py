@@ -68,6 +68,8 @@ WORDS = [
     "$ ./util/wrap.pl -fips ./apps/openssl speed -mb -multi 1 -bytes 99999999999999999999",
     "randrw: (g=0): rw=randrw, bs=4K-4K/4K-4K/4K-4K, ioengine=libaio, iodepth=4",
     "  read : io=1024.0MB, bw=34952KB/s, iops=8738, runt= 30001msec",
+    "  read : io=1KiB, bw=12KB/s, iops=3",
+    "  write: IOPS=98, BW=",
     "   READ: io=21013MB, aggrb=1126.5MB/s, minb=1126.5MB/s, maxb=1126.5MB/s",
     "  WRITE: bw=390MiB/s (409MB/s), 390MiB/s-390MiB/s (409MB/s-409MB/s), io=10.6GiB",
     "Run status group 0 (all jobs):",
