@@ -22,6 +22,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -56,9 +57,13 @@ class InKernelConfigs:
         try:
             with self._configured(side):
                 knobs = dict(self.document.sides[side].config.get("set", {}))
-                return SliceOutcome(measure_slice(self.document.slice, settings=knobs), None)
+                results = measure_slice(self.document.slice, settings=knobs)
         except (OSError, RerankError, subprocess.CalledProcessError, ValueError) as error:
             return SliceOutcome(None, None, _one_line(error))
+        if not results["measurements"]:
+            failures = "; ".join(results.get("open_failures", [])) or "no target"
+            return SliceOutcome(None, None, f"nothing measured ({failures})")
+        return SliceOutcome(results, None)
 
     @contextlib.contextmanager
     def _configured(self, side: str) -> Iterator[None]:
@@ -67,20 +72,46 @@ class InKernelConfigs:
             return
         knobs = dict(self.document.sides["B"].config.get("set", {}))
         before = {path: Path(path).read_text().strip() for path in knobs}
-        for module in self.blacklist:
-            _modprobe("-r", module)
         try:
-            if self.prefer:
-                reranker = Reranker(Ledger(), _instantiate)
-                with reranker.prefer(str(self.prefer)):
-                    yield
-            else:
+            with contextlib.ExitStack() as stack:
+                if self.blacklist:
+                    stack.enter_context(blacklisted(self.blacklist))
+                if self.prefer:
+                    reranker = Reranker(Ledger(), _instantiate)
+                    stack.enter_context(reranker.prefer(str(self.prefer)))
                 yield
         finally:
-            for module in reversed(self.blacklist):
-                _modprobe(module)
             for path, value in before.items():
                 Path(path).write_text(value)
+
+
+@contextlib.contextmanager
+def blacklisted(modules: Sequence[str]) -> Iterator[None]:
+    """The modules unloaded and blacklisted as modprobe.d would have them, then back.
+
+    Unloading alone is not a blacklist: the next bind by name makes the kernel ask
+    modprobe for the algorithm's alias (crypto-xts(aes)) and the module comes straight
+    back (seen on the QEMU board: aesni_intel served xts(aes) again in the slice after
+    `modprobe -r`). modprobe reads /etc/modprobe.d, which the board sees read-only from the
+    host, so a copy with `blacklist MODULE` lines is bind-mounted over it for the slice.
+    """
+    with tempfile.TemporaryDirectory(prefix="hwcrypto-ab-modprobe.") as staging:
+        confs = Path("/etc/modprobe.d")
+        if confs.is_dir():
+            for conf in confs.glob("*.conf"):
+                shutil.copy(conf, staging)
+        Path(staging, "hwcrypto-ab-blacklist.conf").write_text(
+            "".join(f"blacklist {module}\n" for module in modules)
+        )
+        subprocess.run(["mount", "--bind", staging, str(confs)], check=True, timeout=30)
+        try:
+            for module in modules:
+                _modprobe("-r", module)
+            yield
+        finally:
+            subprocess.run(["umount", str(confs)], check=False, timeout=30)
+            for module in reversed(modules):
+                _modprobe(module)
 
 
 def _instantiate(driver: str) -> None:
