@@ -95,7 +95,9 @@ def cmd_vm(args: argparse.Namespace) -> int:
     pytest_args: list[str] = args.pytest_args
     if args.exec_command and pytest_args:
         raise CliError("give either --exec CMD or pytest arguments after --, not both")
-    command = args.exec_command or pytest_command(["-p", "no:cacheprovider", *pytest_args])
+    command = args.exec_command or pytest_command(
+        ["-p", "no:cacheprovider", *pytest_args], board.guest_python
+    )
     return run_command_in_board(board, command, Path.cwd(), run, sys.stdout)
 
 
@@ -228,10 +230,10 @@ def _add_vm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "vm",
         help="boot a virtual board and run a command or pytest in it",
-        usage="hwcrypto vm {uml,qemu} [--kernel PATH] [--cryptodev] [--test-drivers] "
-        "[--exec CMD | -- PYTEST_ARGS]",
+        usage="hwcrypto vm {uml,qemu,qemu-arm64,qemu-armhf} [--kernel PATH] [--cryptodev] "
+        "[--test-drivers] [--exec CMD | -- PYTEST_ARGS]",
     )
-    parser.add_argument("board", choices=("uml", "qemu"))
+    parser.add_argument("board", choices=("uml", "qemu", "qemu-arm64", "qemu-armhf"))
     parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
     parser.add_argument("--modules", help="modules directory of --kernel")
     parser.add_argument(

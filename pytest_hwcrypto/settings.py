@@ -243,9 +243,10 @@ class Options:
         board_role=BoardRole.INPUT_FILE,
     )
     vm: BoardKind | None = _setting(
-        "run the session inside a virtual board: uml or qemu (default: this kernel)",
+        "run the session inside a virtual board: uml, qemu, qemu-arm64 or qemu-armhf "
+        "(default: this kernel)",
         parse_vm,
-        "uml|qemu",
+        "uml|qemu|qemu-arm64|qemu-armhf",
         board_role=BoardRole.CHOOSES_BOARD,
     )
     kernel: str | None = _setting(

@@ -152,6 +152,8 @@ class BoardKind(Word):
 
     UML = "uml"
     QEMU = "qemu"
+    QEMU_ARM64 = "qemu-arm64"  # ARMv8 CE/NEON drivers (boards/qemu_arm.py)
+    QEMU_ARMHF = "qemu-armhf"  # 32-bit ARM: NEON bit-sliced and scalar asm drivers
 
 
 PROC_CRYPTO = Path("/proc/crypto")

@@ -160,6 +160,14 @@ class Board(ABC):
     """A virtual board. Subclasses say how to boot; running and reporting is shared."""
 
     name: str
+    # The Python a pytest session inside runs with; None: the host's (sys.executable),
+    # which boards sharing the host's root filesystem run as it is.
+    guest_python: str | None = None
+
+    def guest_environment(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment the command gets inside; a board whose guest cannot run the
+        host's programs (another architecture) replaces what points at them."""
+        return env
 
     @abstractmethod
     def check_prerequisites(self) -> None:
@@ -205,7 +213,9 @@ class Board(ABC):
             self.prepare(run_dir, stream)
             script_path = run_dir / "guest.sh"
             script = self.guest_script(
-                guest_command_script(self.name, command, cwd, env, run_dir), run_dir, cwd
+                guest_command_script(self.name, command, cwd, self.guest_environment(env), run_dir),
+                run_dir,
+                cwd,
             )
             script_path.write_text(script)
             script_path.chmod(0o700)

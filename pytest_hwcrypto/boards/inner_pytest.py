@@ -175,7 +175,22 @@ def make_board(
             cryptodev=cryptodev,
             test_drivers=test_drivers,
         )
-    raise BoardError(f"unknown virtual board {kind!r} (choose uml or qemu)")
+    if kind in ("qemu-arm64", "qemu-armhf"):
+        from pytest_hwcrypto.boards.arm_arch import ARCHES
+        from pytest_hwcrypto.boards.qemu_arm import QemuArmBoard
+
+        environ = dict(os.environ)
+        if third_party:
+            environ[THIRD_PARTY_ENV] = third_party
+        return QemuArmBoard(
+            ARCHES[kind],
+            kernel=kernel_path,
+            modules_dir=modules_path,
+            environ=environ,
+            cryptodev=cryptodev,
+            test_drivers=test_drivers,
+        )
+    raise BoardError(f"unknown virtual board {kind!r} (choose uml, qemu, qemu-arm64 or qemu-armhf)")
 
 
 UML_CANNOT_LOAD_CRYPTODEV = (
@@ -192,5 +207,7 @@ UML_CANNOT_LOAD_TEST_DRIVERS = (
 )
 
 
-def pytest_command(args: list[str]) -> str:
-    return shlex.join([sys.executable, "-m", "pytest", *args])
+def pytest_command(args: list[str], python: str | None = None) -> str:
+    """The pytest command line inside a board: `python` is the board's interpreter (the
+    ARM boards' own), else the one running this session."""
+    return shlex.join([python or sys.executable, "-m", "pytest", *args])

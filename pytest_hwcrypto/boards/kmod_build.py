@@ -200,6 +200,10 @@ class KmodBuilder:
     runner: Runner = subprocess.run
     euid: int | None = None
     headers_root: Path = HEADERS_ROOT
+    # A cross build (the ARM boards): headers fetched for that architecture, and the
+    # make variables that choose it (ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-).
+    kernel_dir: Path | None = None
+    make_vars: tuple[str, ...] = ()
 
     def _say(self, what: str) -> None:
         self.progress(f"{self.spec.name} for {self.release}: {what}")
@@ -217,7 +221,7 @@ class KmodBuilder:
             if target.is_file():  # built by a concurrent board meanwhile
                 self._say(f"cached build {target}, made by another run meanwhile")
                 return target
-            kernel_dir = self.ensure_headers()
+            kernel_dir = self.kernel_dir or self.ensure_headers()
             with tempfile.TemporaryDirectory(prefix=f"hwcrypto-kmod-{self.spec.name}-") as work:
                 tree = self.unpack(source, digest, Path(work))
                 built = self.make(tree, kernel_dir)
@@ -287,7 +291,7 @@ class KmodBuilder:
 
     def make(self, tree: Path, kernel_dir: Path) -> Path:
         values = {"kernel_dir": str(kernel_dir), "source_dir": str(tree)}
-        args = [arg.format(**values) for arg in self.spec.make_args]
+        args = [arg.format(**values) for arg in self.spec.make_args] + list(self.make_vars)
         jobs = str(os.cpu_count() or 1)
         self._say(f"building: make {' '.join(args)}")
         began = time.monotonic()

@@ -73,7 +73,7 @@ def run_pytest_session_in_board(
             }
             result = _boot_and_run(
                 board,
-                pytest_command(inner.args),
+                pytest_command(inner.args, board.guest_python),
                 cwd,
                 run_dir,
                 run,

@@ -1,0 +1,353 @@
+"""The ARM boards' root filesystem: Debian with python3, the tools and the plugin as users
+install it, in an ext4 image built once and cached.
+
+Two layers, each cached under its own key:
+- the base tree (debootstrap of bookworm for the architecture with `BASE_PACKAGES`): the
+  first stage on the host, the second stage (maintainer scripts, ARM programs) run through
+  qemu-user-static registered in a *private* binfmt_misc instance, inside a user, mount,
+  PID and network namespace (`unshare`; host root mapped to itself, uid/gid 0-65535). The
+  host's binfmt_misc and dpkg never change. `container=lxc` tells debootstrap not to
+  mknod devices, which a user namespace may not do. ~12 minutes once on two cores.
+- the image: the base tree copied, the plugin's wheel (`python -m build` from this
+  checkout, or `HWCRYPTO_WHEEL`) installed into a venv over Debian's python3-* packages
+  (`venv --system-site-packages` + `pip install --no-deps`, the README's recipe for lab
+  boards, also run through qemu-user), and `mkfs.ext4 -d` turning the tree into an image.
+  Keyed by the plugin's source digest: a change to the plugin rebuilds this layer only
+  (~1 minute).
+
+Boards boot the image with `snapshot=on`: it is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Callable
+
+import pytest_hwcrypto
+from pytest_hwcrypto.boards.arm_arch import ArmArch
+from pytest_hwcrypto.boards.base import BoardError
+from pytest_hwcrypto.boards.kmod_build import _locked
+from pytest_hwcrypto.boards.private_apt import SUITE, mirror
+
+Progress = Callable[[str], None]
+
+WHEEL_ENV = "HWCRYPTO_WHEEL"
+GUEST_VENV = "/opt/pytest-hwcrypto"
+# What the suites run inside: Debian 12's Python stack (README: installing on a board), the
+# tools the suites drive, and busybox-static (the initramfs's shell, LXC containers' rootfs).
+BASE_PACKAGES = (
+    "python3",
+    "python3-venv",
+    "python3-pytest",
+    "python3-pytest-benchmark",
+    "python3-pytest-xdist",
+    "python3-pexpect",
+    "python3-cryptography",
+    # debootstrap resolves no virtual packages: python3-cryptography's
+    # python3-cffi-backend-api-min/max are provided by this one, named here
+    "python3-cffi-backend",
+    "python3-cryptography-vectors",
+    "cryptsetup-bin",
+    "dmsetup",
+    "openssl",
+    "lxc",
+    "fio",
+    "kcapi-tools",
+    "busybox-static",
+    "kmod",
+    "procps",
+    "iproute2",
+)
+# Bumped when the recipe changes in a way the package list does not show.
+RECIPE_VERSION = "1"
+HEADROOM_MB = 384  # free space in the image: the guest writes logs, LXC state ...
+BUILD_TIMEOUT_SECONDS = 3600.0
+# --kill-child: the namespace's processes die with unshare (SIGKILL from us on a failure,
+# or our death), not only when their own PID 1 ends.
+NAMESPACES = (
+    "--user", "--mount", "--pid", "--fork", "--kill-child=SIGKILL", "--net", "--uts", "--ipc"
+)  # fmt: skip
+ID_MAP = "0 0 65536\n"
+
+
+def base_key(arch: ArmArch) -> str:
+    text = "\n".join((arch.debian_arch, SUITE, RECIPE_VERSION, *sorted(BASE_PACKAGES)))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def plugin_digest() -> str:
+    """The plugin as the image would carry it: its package and, in a checkout, pyproject."""
+    package = Path(pytest_hwcrypto.__file__).resolve().parent
+    digest = hashlib.sha256()
+    wheel = os.environ.get(WHEEL_ENV)
+    if wheel:
+        digest.update(Path(wheel).read_bytes())
+        return digest.hexdigest()[:12]
+    for file in sorted(p for p in package.rglob("*") if p.is_file()):
+        if "__pycache__" in file.parts or file.suffix in (".pyc", ".ko", ".o"):
+            continue
+        digest.update(str(file.relative_to(package)).encode() + b"\0" + file.read_bytes())
+    pyproject = package.parent / "pyproject.toml"
+    if pyproject.is_file():
+        digest.update(pyproject.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def arch_cache(arch: ArmArch, cache: Path) -> Path:
+    return cache / "arm" / arch.debian_arch
+
+
+def image_path(arch: ArmArch, cache: Path) -> Path:
+    return arch_cache(arch, cache) / f"rootfs-{base_key(arch)}-{plugin_digest()}.ext4"
+
+
+def base_tree(arch: ArmArch, cache: Path) -> Path:
+    return arch_cache(arch, cache) / f"base-{base_key(arch)}"
+
+
+def check_build_prerequisites(arch: ArmArch) -> None:
+    """What building the image needs on the host; BoardError naming the package."""
+    needed = {
+        "debootstrap": "debootstrap",
+        "unshare": "util-linux",
+        "mkfs.ext4": "e2fsprogs",
+        arch.qemu_user: "qemu-user-static",
+    }
+    for program, package in needed.items():
+        if shutil.which(program) is None and not Path("/usr/bin", program).exists():
+            raise BoardError(
+                f"building the {arch.board} root filesystem needs {program}: "
+                f"apt-get install {package}"
+            )
+    if os.geteuid() != 0:
+        raise BoardError(
+            f"building the {arch.board} root filesystem needs root once (debootstrap maps "
+            "the package owners' uids 0-65535 into a user namespace): run it once with sudo; "
+            "afterwards the cached image boots for any user"
+        )
+
+
+def ensure_image(arch: ArmArch, cache: Path, progress: Progress) -> Path:
+    """The cached root filesystem image, built first when there is none for this plugin."""
+    target = image_path(arch, cache)
+    if target.is_file():
+        return target
+    check_build_prerequisites(arch)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(target.parent / ".lock"):
+        if target.is_file():
+            return target
+        began = time.monotonic()
+        base = ensure_base_tree(arch, cache, progress)
+        _build_image(arch, base, target, progress)
+        size = target.stat().st_size / 1e6
+        progress(
+            f"{arch.board}: root filesystem {target.name} ({size:.0f} MB) built in "
+            f"{time.monotonic() - began:.0f} s"
+        )
+        for old in target.parent.glob(f"rootfs-{base_key(arch)}-*.ext4"):
+            if old != target:
+                old.unlink(missing_ok=True)  # an earlier plugin's image
+    return target
+
+
+def ensure_base_tree(arch: ArmArch, cache: Path, progress: Progress) -> Path:
+    tree = base_tree(arch, cache)
+    if (tree / ".complete").is_file():
+        return tree
+    partial = tree.with_name(tree.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    began = time.monotonic()
+    progress(
+        f"{arch.board}: building the Debian {SUITE} {arch.debian_arch} base system "
+        f"(debootstrap, once; ~12 min on two cores): first stage on the host"
+    )
+    _stream(
+        [
+            "debootstrap",
+            "--foreign",
+            f"--arch={arch.debian_arch}",
+            "--variant=minbase",
+            f"--include={','.join(BASE_PACKAGES)}",
+            SUITE,
+            str(partial),
+            mirror(),
+        ],
+        progress,
+        arch.board,
+    )
+    progress(f"{arch.board}: second stage through {arch.qemu_user} (private binfmt_misc)")
+    run_emulated(arch, partial, "/debootstrap/debootstrap --second-stage", progress)
+    shutil.rmtree(partial / "var" / "cache" / "apt" / "archives", ignore_errors=True)
+    (partial / "var" / "cache" / "apt" / "archives" / "partial").mkdir(parents=True)
+    shutil.rmtree(tree, ignore_errors=True)
+    partial.rename(tree)
+    (tree / ".complete").touch()
+    progress(f"{arch.board}: base system ready in {time.monotonic() - began:.0f} s")
+    return tree
+
+
+def run_emulated(arch: ArmArch, root: Path, command: str, progress: Progress) -> None:
+    """Run `command` chrooted into `root` (an ARM tree) through qemu-user, registered in a
+    binfmt_misc instance of a user namespace of our own."""
+    with tempfile.TemporaryDirectory(prefix="hwcrypto-binfmt-") as private:
+        register = arch.binfmt_register_line().decode()
+        script = f"""set -e
+mount -t binfmt_misc binfmt_misc {private}
+printf '%s' {shlex.quote(register)} > {private}/register
+export container=lxc LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+exec chroot {shlex.quote(str(root))} /bin/sh -c {shlex.quote(command)}
+"""
+        _run_in_namespaces(script, progress, arch.board)
+
+
+def _run_in_namespaces(script: str, progress: Progress, board: str) -> None:
+    """`script` as root of fresh namespaces whose uids/gids 0-65535 are the host's.
+
+    The maps are written from outside (we are root here): unshare waits on stdin until
+    they are in place.
+    """
+    child = subprocess.Popen(
+        ["unshare", *NAMESPACES, "sh", "-c", 'read go; exec sh -c "$0"', script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        mine = os.readlink("/proc/self/ns/user")
+        deadline = time.monotonic() + 10
+        while os.readlink(f"/proc/{child.pid}/ns/user") == mine:
+            if time.monotonic() > deadline or child.poll() is not None:
+                raise BoardError("unshare --user did not start (user namespaces disabled?)")
+            time.sleep(0.01)
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{child.pid}/{name}", "w") as handle:
+                handle.write(ID_MAP)
+        child.stdin.write("go\n")
+        child.stdin.close()
+        tail = _follow(child.stdout, progress, board)
+        code = child.wait(timeout=BUILD_TIMEOUT_SECONDS)
+    finally:
+        if child.poll() is None:
+            child.kill()  # our own child, by its PID
+            child.wait()
+    if code != 0:
+        raise BoardError(
+            f"building the {board} root filesystem failed (exit {code}):\n" + "\n".join(tail)
+        )
+
+
+def _stream(argv: list[str], progress: Progress, board: str) -> None:
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert child.stdout is not None
+    tail = _follow(child.stdout, progress, board)
+    if child.wait() != 0:
+        raise BoardError(f"{argv[0]} for {board} failed:\n" + "\n".join(tail))
+
+
+# debootstrap's line per package ("I: Unpacking libc6...", "I: Retrieving apt 2.6.1");
+# its other lines mark a stage.
+_PER_PACKAGE = re.compile(
+    r"^I: (Retrieving|Validating|Extracting|Unpacking|Configuring) [^ ]+(\.\.\.)?( [^ ]+)?$"
+)
+PROGRESS_EVERY_SECONDS = 20.0
+
+
+def _follow(lines: Iterable[str], progress: Progress, board: str) -> list[str]:
+    """Pass on a build's output as progress: every stage line, and of the line-per-package
+    flood one line every 20 s with a count; keep the last lines for an error."""
+    tail: list[str] = []
+    last_said, packages = time.monotonic(), 0
+    for raw in lines:
+        line = raw.rstrip()
+        tail = [*tail[-14:], line]
+        now = time.monotonic()
+        if _PER_PACKAGE.match(line):
+            packages += 1
+            if now - last_said < PROGRESS_EVERY_SECONDS:
+                continue
+            line = f"{line} ({packages} package steps so far)"
+        progress(f"{board}: {line}")
+        last_said = now
+    return tail
+
+
+def build_wheel(work: Path, progress: Progress) -> Path:
+    """The plugin's wheel: $HWCRYPTO_WHEEL, else built from this checkout."""
+    given = os.environ.get(WHEEL_ENV)
+    if given:
+        return Path(given)
+    checkout = Path(pytest_hwcrypto.__file__).resolve().parent.parent
+    if not (checkout / "pyproject.toml").is_file():
+        raise BoardError(
+            "the ARM boards install the plugin into their image from a wheel: this is an "
+            f"installed package, so set {WHEEL_ENV} to the pytest_hwcrypto-*.whl to install"
+        )
+    progress("building the plugin's wheel (python -m build)")
+    out = work / "dist"
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "-q", "--wheel", "--outdir", str(out), str(checkout)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wheels = sorted(out.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        raise BoardError(
+            "building the plugin's wheel failed (pip install build):\n"
+            + "\n".join((done.stdout + done.stderr).strip().splitlines()[-8:])
+        )
+    return wheels[0]
+
+
+def _build_image(arch: ArmArch, base: Path, target: Path, progress: Progress) -> None:
+    with tempfile.TemporaryDirectory(prefix="hwcrypto-rootfs-", dir=target.parent) as work:
+        work_dir = Path(work)
+        wheel = build_wheel(work_dir, progress)
+        tree = work_dir / "root"
+        progress(f"{arch.board}: copying the base system")
+        subprocess.run(["cp", "-a", str(base), str(tree)], check=True)
+        shutil.copyfile(wheel, tree / "tmp" / wheel.name)
+        progress(f"{arch.board}: installing {wheel.name} (pip --no-deps over Debian's python3-*)")
+        run_emulated(
+            arch,
+            tree,
+            f"python3 -m venv --system-site-packages {GUEST_VENV} && "
+            f"{GUEST_VENV}/bin/python -m pip install -q --no-deps --no-index "
+            f"--disable-pip-version-check /tmp/{wheel.name} && rm /tmp/{wheel.name}",
+            progress,
+        )
+        (tree / "etc" / "hostname").write_text(f"hwcrypto-{arch.debian_arch}\n")
+        used_mb = _tree_mb(tree)
+        size_mb = used_mb + used_mb // 5 + HEADROOM_MB
+        progress(f"{arch.board}: mkfs.ext4 -d ({used_mb} MB of files, {size_mb} MB image)")
+        partial = target.with_name(f".{target.name}.partial")
+        done = subprocess.run(
+            ["mkfs.ext4", "-q", "-F", "-L", "hwcrypto-root", "-d", str(tree), str(partial),
+             f"{size_mb}M"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise BoardError(f"mkfs.ext4 -d for {arch.board} failed: {done.stderr.strip()}")
+        os.replace(partial, target)
+
+
+def _tree_mb(tree: Path) -> int:
+    done = subprocess.run(["du", "-sm", str(tree)], capture_output=True, text=True, check=True)
+    return int(done.stdout.split()[0])
