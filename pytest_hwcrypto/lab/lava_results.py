@@ -350,12 +350,18 @@ def _metadata(value: Any) -> Mapping[str, Any]:
         return value
     if not isinstance(value, str):
         return {}
-    pairs: dict[str, Any] = {}
+    pairs: dict[str, str] = {}
+    last = None
     for line in value.splitlines():
+        if line.startswith((" ", "\t")) and last is not None:  # YAML folded a long value
+            pairs[last] += " " + line.strip()
+            continue
         key, colon, rest = line.partition(":")
-        if colon and key and not key.startswith((" ", "-", "{")):
-            pairs[key.strip()] = rest.strip().strip("'\"")
-    return pairs
+        last = None
+        if colon and key and not key.startswith(("-", "{")):
+            last = key.strip()
+            pairs[last] = rest.strip()
+    return {key: text.strip("'\"") for key, text in pairs.items()}
 
 
 def _yaml(text: str, path: Path) -> Any:

@@ -126,6 +126,22 @@ def test_a_failed_job_says_lavas_reason_in_one_line(
     assert lava_results.summary_line(job).startswith("hwcrypto lava: job 9 on http://lava did not")
 
 
+def test_lavas_folded_metadata_is_read_whole() -> None:
+    """The REST API's metadata as lava-server sent it for a job whose install failed."""
+    metadata = (
+        "case: job\ndefinition: lava\nerror_msg: 'hwcrypto: installing the plugin (wheel "
+        "http://10.0.2.2:43569/pytest_hwcrypto-0.0.0-py3-none-any.whl)\n  failed'\n"
+        "error_type: Test\nresult: fail\n"
+    )
+    (case,) = lava_results.cases_from_json(
+        [{"suite": "lava", "name": "job", "result": "fail", "metadata": metadata}]
+    )
+    assert lava_results.failure_of([case], "Incomplete", None) == (
+        "Test: hwcrypto: installing the plugin (wheel "
+        "http://10.0.2.2:43569/pytest_hwcrypto-0.0.0-py3-none-any.whl) failed"
+    )
+
+
 def test_a_complete_job_has_no_failure() -> None:
     assert lava_results.failure_of([Case("lava", "job", "pass")], "Complete", None) is None
 
