@@ -22,18 +22,18 @@ def _percent(value: float) -> str:
 
 
 def format_table(verdicts: Sequence[SeriesVerdict], max_drop: float) -> list[str]:
-    """Series sorted by verdict (regressed first), then by name."""
+    """Series sorted by verdict (regressed first), then by name; the name column as wide
+    as the longest name (a by-name series adds which driver served on each side)."""
+    ordered = sorted(verdicts, key=lambda v: (_ORDER[v.comparison.verdict], describe_key(v.key)))
+    names = [describe_key(v.key) + (f" [{v.served}]" if v.served else "") for v in ordered]
+    width = max([len("series"), *(len(name) for name in names)])
     header = (
-        f"{'series':<58} {'pairs':>5} {'A MiB/s':>9} {'B MiB/s':>9} "
+        f"{'series':<{width}} {'pairs':>5} {'A MiB/s':>9} {'B MiB/s':>9} "
         f"{'change':>7}  {'95% interval':<17} verdict"
     )
     lines = [header]
-    ordered = sorted(verdicts, key=lambda v: (_ORDER[v.comparison.verdict], describe_key(v.key)))
-    for verdict in ordered:
+    for name, verdict in zip(names, ordered):
         c = verdict.comparison
-        name = describe_key(verdict.key)
-        if verdict.served:
-            name += f" [{verdict.served}]"
         interval = f"{_percent(c.change_low)}..{_percent(c.change_high)}"
         word = c.verdict.value
         if c.verdict is PairedVerdict.REGRESSED:
@@ -41,7 +41,7 @@ def format_table(verdicts: Sequence[SeriesVerdict], max_drop: float) -> list[str
         elif c.verdict is PairedVerdict.SAME and c.decision_high < 0:
             word += f" (slower, by less than {max_drop:.0%})"
         lines.append(
-            f"{name[:58]:<58} {c.pairs:>5} {verdict.a_median / _MIB:>9.1f} "
+            f"{name:<{width}} {c.pairs:>5} {verdict.a_median / _MIB:>9.1f} "
             f"{verdict.b_median / _MIB:>9.1f} {_percent(c.change):>7}  {interval:<17} {word}"
         )
     return lines
