@@ -9,12 +9,13 @@ there that makes a line as the tool printed it, so no parser needs its own speci
   dropped; entities (``&nbsp;``, ``&gt;``, ``&#39;``) become their characters.  Only
   known tag names are dropped, so a kernel log's ``<6>`` level (handled below) and text
   such as ``<stdin>`` stay.
-* **Markdown remnants**: list bullets (``- ``, ``* ``, ``1. ``, ``1 - ``), emphasis around a row or
-  a value (``**aes-cbc 256b ... MiB/s**``, ``__x__``, ``~~x~~``, ``*row*``, and the
-  ``*`` that opens or closes a paragraph in emphasis on its first or last line), a row
-  wrapped in inline code (`` `row` ``), and table pipes (``| aes-xts | 512b | ... |``;
-  the ``|---|`` rule is dropped).  A line of tool output never starts with a bullet
-  followed by a blank, nor holds ``**``, so nothing the tools print is changed.
+* **Markdown remnants**: list bullets (``- ``, ``* ``, ``1. ``, ``1 - ``), emphasis
+  around a row or a value (``**aes-cbc 256b ... MiB/s**``, ``__x__``, ``~~x~~``,
+  ``*row*``, and the ``*`` that opens or closes a paragraph in emphasis on its first or
+  last line), a row wrapped in inline code (`` `row` ``), and table pipes
+  (``| aes-xts | 512b | ... |``; the ``|---|`` rule is dropped).  A line of tool output
+  never starts with a bullet followed by a blank, nor holds ``**``, so nothing the tools
+  print is changed.
 * **Kernel log prefixes**: the printk level ``<6>``, syslog/journal prefixes
   (``Dec  6 10:00:00 host kernel: ``), dmesg's ``[ 1234.567890]`` (also ``dmesg -T``'s
   ``[Sun Dec  6 10:00:00 2026]`` and the caller id ``[    T1]``).  `strip_log_prefix`
@@ -25,9 +26,9 @@ there that makes a line as the tool printed it, so no parser needs its own speci
 * **Locale numbers**: a decimal comma before a unit (``690,1 MiB/s`` from cryptsetup
   under de_DE, fr_FR, ru_RU...; cryptsetup formats with printf after setlocale, so
   every language with a comma writes it so), with dots grouping thousands before it
-  (``1.234,5``, as a spreadsheet re-formats it).  A comma is only read as a decimal point when a
-  rate or size unit follows, so fio's ``iops=852, runt=`` and openssl's ``bn(64,64)``
-  stay as they are.
+  (``1.234,5``, as a spreadsheet re-formats it).  A comma is only read as a decimal point
+  when a rate or size unit follows, so fio's ``iops=852, runt=`` and openssl's
+  ``bn(64,64)`` stay as they are.
 """
 
 from __future__ import annotations
@@ -95,10 +96,13 @@ def unfold_columns(lines: list[str]) -> list[tuple[int, str]]:
             unfolded.append((index, lines[index]))
             index += 1
             continue
+        # the equal lines just above the first '|' line belong to the block too
         start = index
-        while start > 0 and unfolded and unfolded[-1][0] == start - 1:
-            if not _fits(lines[start - 1], column):
-                break
+        while (
+            len(unfolded) >= index - start + 1
+            and unfolded[-(index - start + 1)] == (start - 1, lines[start - 1])
+            and _fits(lines[start - 1], column)
+        ):
             start -= 1
         end = index
         while end < len(lines) and (_cut_column(lines[end]) == column or _fits(lines[end], column)):

@@ -603,3 +603,15 @@ def test_an_indented_fio_2x_run_and_numbered_group_lines_of_several_runs() -> No
         ("Four workers:", [100 * 1024.0]),
         ("Four workers:", [200 * 1024.0]),
     ]
+
+
+def test_equal_lines_above_the_first_changed_one_belong_to_the_side_by_side_block() -> None:
+    lines = [f"{'left ' + str(n):<30}   right {n}" for n in range(2)]
+    lines += [f"{'left ' + str(n):<30} | right {n}" for n in range(2, 4)]
+    unfolded = normalise.unfold_columns(["diff -y a b", *lines])
+    assert [text for _, text in unfolded] == [
+        "diff -y a b",
+        *(f"left {n}" for n in range(4)),
+        *(f"right {n}" for n in range(4)),
+    ]
+    assert [index for index, _ in unfolded] == [0, 1, 2, 3, 4, 1, 2, 3, 4]
