@@ -170,10 +170,10 @@ def run_lava(
         # LAVA builds its overlay disk with libguestfs: no KVM here, and keep libguestfs's
         # appliance (~675 MB) out of /var/tmp.
         "LIBGUESTFS_BACKEND_SETTINGS": "force_tcg",
-        "LIBGUESTFS_CACHEDIR": str(output_dir / "guestfs-cache"),
+        "LIBGUESTFS_CACHEDIR": str(_guestfs_cache()),
         "HOME": os.environ.get("HOME", "/root"),
     }
-    (output_dir / "guestfs-cache").mkdir(parents=True, exist_ok=True)
+    _guestfs_cache().mkdir(parents=True, exist_ok=True)
     job_id = str(int(time.time()) % 1_000_000)
     argv = [LAVA_RUN, "--job-id", job_id, "--output-dir", str(output_dir / "out")]
     argv += ["--device", str(device_file), str(job_file)]
@@ -274,6 +274,13 @@ def _lines_until(process: subprocess.Popen[str], timeout: float, started: float)
         yield line
         if time.monotonic() - started > timeout:
             raise LocalLavaError(f"lava-run took more than {timeout:.0f} s: ended")
+
+
+def _guestfs_cache() -> Path:
+    """libguestfs's appliance (~675 MB), kept between runs beside the guest images rather
+    than in every output directory."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path(os.environ.get("HOME", "/root")) / ".cache")
+    return Path(base) / "pytest-hwcrypto" / "libguestfs"
 
 
 def echo(line: str) -> None:
