@@ -28,7 +28,9 @@ from pytest_hwcrypto.ab.document import (
 from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
 from pytest_hwcrypto.ab.series import (
     SeriesKey,
+    SeriesVerdict,
     any_regressed,
+    bisect_side,
     judge_document,
     kernel_changes,
     one_sided_series,
@@ -447,13 +449,20 @@ def cmd_bisect_run(args: argparse.Namespace) -> int:
             sys.stderr,
             settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},
         )
-        outcome = run_ab(document, slices, path, budget_seconds=args.budget, focus=focus)
+        outcome = run_ab(
+            document,
+            slices,
+            path,
+            budget_seconds=args.budget,
+            focus=set(focus),
+            undecided_of=lambda verdicts: [v for v in verdicts if _side(v, focus) is None],
+        )
     except (AbError, AbUsageError) as error:
         sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}: skip\n")
         return BISECT_SKIP
     judged = outcome.verdicts
     report(document, outcome, path, False, [])
-    code, word = _bisect_word(judged)
+    code, word = _bisect_word(judged, focus)
     sys.stderr.write(
         f"hwcrypto bisect-run: {commit}: {word} ({len(judged)} series, {outcome.pairs} pairs, "
         f"{time.monotonic() - started:.0f} s with the build)\n"
@@ -461,15 +470,27 @@ def cmd_bisect_run(args: argparse.Namespace) -> int:
     return code
 
 
-def _bisect_word(judged: list[Any]) -> tuple[int, str]:
+def _side(verdict: SeriesVerdict, focus: dict[SeriesKey, float]) -> str | None:
+    """A focus series against the midpoint of its known drop; without one (--good had no
+    regressed series), the paired verdict itself: regressed is slow, same or better fast."""
     from pytest_hwcrypto.verdict.paired import PairedVerdict
 
-    words = {v.comparison.verdict for v in judged}
+    known = focus.get(verdict.key)
+    if known is not None and known < 0:
+        return bisect_side(verdict, known)
+    word = verdict.comparison.verdict
+    if word is PairedVerdict.REGRESSED:
+        return "slow"
+    return None if word is PairedVerdict.UNKNOWN else "fast"
+
+
+def _bisect_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> tuple[int, str]:
     if not judged:
         return BISECT_SKIP, "skip: none of the series of --good was measured"
-    if PairedVerdict.REGRESSED in words:
-        return BISECT_BAD, "slow (bad): regressed"
-    if PairedVerdict.UNKNOWN in words:
+    sides = [_side(v, focus) for v in judged]
+    if "slow" in sides:
+        return BISECT_BAD, "slow (bad): past the midpoint of the known drop"
+    if None in sides:
         return BISECT_SKIP, "skip: could not tell within the pairs"
     return BISECT_GOOD, "fast (good)"
 
@@ -499,21 +520,21 @@ def _board_args(good: AbDocument) -> argparse.Namespace:
     return argparse.Namespace(board=good.board, test_drivers=False)
 
 
-def _focus_series(good: AbDocument) -> set[SeriesKey]:
-    """The series --good found regressed: what the bisection is about (empty: all)."""
-    focus = set()
+def _focus_series(good: AbDocument) -> dict[SeriesKey, float]:
+    """The series --good found regressed, with the change it measured: what the bisection
+    is about (empty: all series, judged by the paired verdict)."""
+    focus: dict[SeriesKey, float] = {}
     for entry in good.verdict.get("series", []):
         if entry.get("verdict") == "regressed":
-            focus.add(
-                (
-                    entry["source"],
-                    entry["algorithm"],
-                    entry["key_bits"],
-                    entry["block_size"],
-                    entry["op"],
-                    entry["driver"],
-                )
+            key = (
+                entry["source"],
+                entry["algorithm"],
+                entry["key_bits"],
+                entry["block_size"],
+                entry["op"],
+                entry["driver"],
             )
+            focus[key] = float(entry["change"])
     return focus
 
 

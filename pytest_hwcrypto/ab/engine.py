@@ -68,6 +68,7 @@ def run_ab(
     *,
     budget_seconds: float | None = None,
     focus: Collection[SeriesKey] = (),
+    undecided_of: Callable[[list[SeriesVerdict]], list[SeriesVerdict]] = undecided,
     wall: Callable[[], float] = time.time,
     stream: TextIO = sys.stderr,
 ) -> AbOutcome:
@@ -97,7 +98,7 @@ def run_ab(
         if stopped == "budget":
             break
         verdicts = judge_document(document, focus=focus)
-        if not undecided(verdicts):
+        if not undecided_of(verdicts):
             stopped = "decided"
             break
     return AbOutcome(judge_document(document, focus=focus), len(document.pairs), stopped)

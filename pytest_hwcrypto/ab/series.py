@@ -14,6 +14,7 @@ appear or vanish, and series measured on one side only.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -283,3 +284,25 @@ def side_results(document: AbDocument, side: str) -> dict[str, Any]:
         "findings": [],
         "verdicts": [],
     }
+
+
+def bisect_side(verdict: SeriesVerdict, known_change: float) -> str | None:
+    """ "slow", "fast" or None (cannot tell yet) for one bisection step.
+
+    A bisection asks "like the good kernel, or like the bad one?", not "any change?": the
+    step is compared with the midpoint of the regression the good file measured (half of
+    its log change). Slow when the decision interval lies below the midpoint, fast when
+    above it -- the same difficulty both ways, where "same within --max-drop" would need
+    far more pairs to call a good commit good than a bad one bad.
+    """
+    if known_change >= 0.0:
+        raise ValueError(f"the known change must be a drop, got {known_change:+.1%}")
+    midpoint = math.log1p(known_change) / 2.0
+    c = verdict.comparison
+    if c.pairs == 0 or math.isnan(c.decision_low) or math.isnan(c.decision_high):
+        return None
+    if math.log1p(c.decision_high) < midpoint:
+        return "slow"
+    if math.log1p(c.decision_low) > midpoint:
+        return "fast"
+    return None

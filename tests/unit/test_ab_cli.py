@@ -34,6 +34,7 @@ def good_file(tmp_path: Path, kernel_b: str | None) -> Path:
                 "block_size": 65536,
                 "op": "encrypt",
                 "driver": "cbc(aes-generic)",
+                "change": -0.2,
                 "verdict": "regressed",
             },
             {**dict(zip(("source", "algorithm"), ("afalg", "ecb(aes)"))), "verdict": "same"},
@@ -44,8 +45,8 @@ def good_file(tmp_path: Path, kernel_b: str | None) -> Path:
     return path
 
 
-def verdict(word: PairedVerdict) -> SeriesVerdict:
-    comparison = PairedComparison(10, -0.1, -0.2, -0.05, -0.25, -0.01, 0.01, word, 0.05)
+def verdict(word: PairedVerdict, low: float = -0.25, high: float = -0.01) -> SeriesVerdict:
+    comparison = PairedComparison(10, -0.1, -0.2, -0.05, low, high, 0.01, word, 0.05)
     return SeriesVerdict(KEY, 100.0, 90.0, comparison)
 
 
@@ -59,15 +60,31 @@ def verdict(word: PairedVerdict) -> SeriesVerdict:
         ([], 125),
     ],
 )
-def test_bisect_exit_codes(words: list[PairedVerdict], code: int) -> None:
-    assert cli_ab._bisect_word([verdict(w) for w in words])[0] == code
+def test_bisect_without_a_known_drop_uses_the_paired_verdict(
+    words: list[PairedVerdict], code: int
+) -> None:
+    assert cli_ab._bisect_word([verdict(w) for w in words], {})[0] == code
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "code"),
+    # the good file measured -20 %: the midpoint is about -10.6 %
+    [
+        (-0.30, -0.15, 1),  # clearly past the midpoint: slow, even without "regressed"
+        (-0.08, +0.10, 0),  # clearly short of it: fast, though not "same within 5 %"
+        (-0.25, +0.02, 125),  # straddles it: cannot tell
+    ],
+)
+def test_bisect_against_the_midpoint_of_the_known_drop(low: float, high: float, code: int) -> None:
+    step = verdict(PairedVerdict.UNKNOWN, low, high)
+    assert cli_ab._bisect_word([step], {KEY: -0.20})[0] == code
 
 
 def test_only_the_series_that_regressed_in_good_are_bisected(tmp_path: Path) -> None:
     from pytest_hwcrypto.ab.document import load_document
 
     focus = cli_ab._focus_series(load_document(good_file(tmp_path, "/tree/linux")))
-    assert focus == {KEY}
+    assert focus == {KEY: -0.2}
 
 
 def test_a_failed_build_is_skip(tmp_path: Path) -> None:
