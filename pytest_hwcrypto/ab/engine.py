@@ -211,9 +211,10 @@ class BoardSlices:
                 )
             results = json.loads(out.read_text())
             if not results.get("measurements"):
-                return SliceOutcome(
-                    None, result.boot_seconds, "nothing measurable (no algorithm with two drivers)"
+                why = "; ".join(results.get("open_failures") or []) or (
+                    "no algorithm asked for has two drivers here"
                 )
+                return SliceOutcome(None, result.boot_seconds, f"nothing measured: {why}")
             return SliceOutcome(results, result.boot_seconds)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
