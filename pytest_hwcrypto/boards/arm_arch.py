@@ -51,7 +51,9 @@ class ArmArch:
     def guest_modules(self) -> tuple[str, ...]:
         """Loaded before the command runs: the offload engine, the CPU drivers and what
         every board loads (boards/base.py)."""
-        return ("virtio_crypto", *self.cpu_modules, *CRYPTO_TEST_MODULES)
+        # crypto_user: driver flags (KERN_DRIVER_ONLY, ALLOCATES_MEMORY) and re-ranking;
+        # configs: /proc/config.gz for the kernel facts the suites read
+        return ("virtio_crypto", "crypto_user", "configs", *self.cpu_modules, *CRYPTO_TEST_MODULES)
 
 
 _ELF_MASK = bytes.fromhex("ffffffffffffff00fffffffffffffffffeffffff")
