@@ -14,10 +14,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from pytest_hwcrypto.cli import main
-from pytest_hwcrypto.model.results import Results
+from pytest_hwcrypto.model.results import COMPARE_SCHEMA_FILE, Results, json_schema
 from pytest_hwcrypto.tools import normalise
 from pytest_hwcrypto.tools.parse import ParsedDocument, parse_text, to_results
 from pytest_hwcrypto.verdict import compare
@@ -448,6 +449,11 @@ def test_the_compare_command_prints_storage_bound(
     assert main(["compare", str(sw), str(hw), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert all(item["storage_bound"] for item in data["comparisons"])
+    # the key is documented: a reader checking the output against the shipped schema
+    schema = json_schema(COMPARE_SCHEMA_FILE)
+    jsonschema.Draft202012Validator(schema).validate(data)
+    item_properties = schema["properties"]["comparisons"]["items"]["properties"]
+    assert "storage_bound" in item_properties
 
 
 # ---------------------------------------------------------------------------------------
