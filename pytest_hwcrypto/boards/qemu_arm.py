@@ -117,7 +117,9 @@ class QemuArmBoard(Board):
 
     def kernel_description(self) -> str:
         if self._kernel is None:
-            return f"{self._kernel_path or 'Debian ' + self.arch.debian_arch} (not fetched yet)"
+            if self._kernel_path is not None:
+                return f"{self._kernel_path} (QEMU {self.arch.debian_arch}, TCG)"
+            return f"Debian's linux-image-{self.arch.kernel_flavour} (fetched before boot)"
         kernel = self._kernel
         return f"{kernel.image} (QEMU {self.arch.debian_arch} {kernel.release}, TCG)"
 
