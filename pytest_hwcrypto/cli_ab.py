@@ -322,7 +322,8 @@ def _checked_board(args: argparse.Namespace, side: Side, label: str) -> Board:
     from pytest_hwcrypto.boards.inner_pytest import make_board
 
     modules = side.modules
-    if modules is not None and Path(modules).resolve() == Path("/lib/modules", Path(modules).name):
+    standard = Path("/lib/modules", Path(modules or "-").name).resolve()  # /lib -> /usr/lib
+    if modules is not None and Path(modules).resolve() == standard:
         # The board finds a kernel's modules there itself; named explicitly, the QEMU board
         # staged a link of /lib/modules/<release> onto itself and the guest loaded nothing
         # (6.1.0-57 on 2026-12-06: no xts(aes) driver registered at all).
