@@ -1,0 +1,86 @@
+"""`hwcrypto ab` on the UML board, from the host: Debian's UML kernel as A and as B.
+
+Six pairs cannot call anything regressed (the smallest two-sided p of six pairs, 0.031, is
+above the decision level of two series), so the run must say no regression whatever the
+host's noise; what is checked is the machinery: balanced order, every sample and the
+pairing kept, the inventory once per side, the per-side results files, a resume that adds
+pairs with the same schedule, and a kernel that is not there named in one line.
+~1-2 min on two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_hwcrypto.ab.schedule import pair_order
+from pytest_hwcrypto.boards.base import BoardError
+from pytest_hwcrypto.boards.uml import UmlBoard
+
+
+def _uml_or_skip() -> str:
+    board = UmlBoard()
+    try:
+        board.check_prerequisites()
+    except BoardError as error:
+        pytest.skip(str(error))
+    if "HWCRYPTO_BOARD_RUN_DIR" in os.environ:
+        pytest.skip("already inside a virtual board: boards are booted from the host")
+    return str(board.kernel)
+
+
+def _ab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_hwcrypto.cli", "ab", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_the_same_kernel_twice_in_pairs(tmp_path: Path) -> None:
+    kernel = _uml_or_skip()
+    out = tmp_path / "aa.json"
+    common = [
+        "--kernel", kernel, "--kernel", kernel, "--algorithm", "cbc(aes)",
+        "--block-sizes", "65536", "--slice-seconds", "1", "--seed", "7", "--out", str(out),
+    ]  # fmt: skip
+    done = _ab(*common, "--pairs", "6")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "regressed" not in done.stdout
+    assert "cbc(aes-generic)" in done.stdout
+    document = json.loads(out.read_text())
+    assert document["schema"] == "pytest-hwcrypto-ab/1"
+    assert [p["order"] for p in document["pairs"]] == [pair_order(7, i) for i in range(6)]
+    first = document["pairs"][0]["slices"]
+    for side in ("A", "B"):
+        measured = first[side]["results"]["measurements"]
+        assert {m["driver"] for m in measured} >= {"cbc(aes-generic)", "cbc(aes-fixed-time)"}
+        assert all(len(m["samples"]) >= 2 for m in measured)
+        assert first[side]["boot_seconds"] > 0
+        assert "inventory" not in first[side]["results"]  # kept once per side
+        assert any(e["driver"] == "aes-generic" for e in document["inventory"][side])
+    assert document["verdict"]["failed"] is False
+    sides = json.loads((tmp_path / "aa.B.json").read_text())
+    assert sides["schema"] == "pytest-hwcrypto/1"
+
+    resumed = _ab(*common, "--pairs", "8", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    document = json.loads(out.read_text())
+    assert [p["index"] for p in document["pairs"]] == list(range(8))
+    assert [p["order"] for p in document["pairs"]] == [pair_order(7, i) for i in range(8)]
+
+
+def test_a_kernel_that_is_not_there_is_named(tmp_path: Path) -> None:
+    kernel = _uml_or_skip()
+    missing = tmp_path / "linux"
+    done = _ab("--kernel", kernel, "--kernel", str(missing), "--out", str(tmp_path / "x.json"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"hwcrypto: error: kernel B: {missing} does not exist"
+    assert not (tmp_path / "x.json").exists()
