@@ -400,7 +400,8 @@ def add_bisect_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         usage="git bisect run hwcrypto bisect-run --good AB.json [--kernel BUILT] "
         "[--max-drop 5%%] -- BUILD_CMD ...",
         description="Exit 0 when the series that regressed in --good (an `hwcrypto ab` "
-        "file whose side A is the good kernel) are not slower here, 1 when they are, 125 "
+        "file whose side A is the good kernel) are clearly short of the midpoint of the "
+        "drop it measured, 1 when clearly past it, 125 "
         "(skip) when the build fails, the board does not boot or the pairs cannot tell; "
         "128 on a usage error, which stops the bisection. Works with "
         "`git bisect start --term-old fast --term-new slow`.",
