@@ -29,7 +29,7 @@ import uuid as uuids
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_hwcrypto.block import dmcrypt
+from pytest_hwcrypto.block import cryptsetup_temp, dmcrypt
 from pytest_hwcrypto.block.crypt_table import parse_table
 from pytest_hwcrypto.block.loop import LoopDevice
 from pytest_hwcrypto.block.tools import BlockError, CommandFailed, run
@@ -98,8 +98,11 @@ class LuksDevice:
         )
 
 
-def luks_format(loop: LoopDevice, spec: CryptsetupFormat, passphrase: bytes) -> str:
-    """Write a LUKS2 header on `loop` (the plugin's own device); return the LUKS UUID."""
+def luks_format(ledger: Ledger, loop: LoopDevice, spec: CryptsetupFormat, passphrase: bytes) -> str:
+    """Write a LUKS2 header on `loop` (the plugin's own device); return the LUKS UUID.
+
+    With `--integrity` cryptsetup wipes the volume through temporary dm devices of its
+    own; what identifies them is recorded first (block/cryptsetup_temp.py)."""
     if spec.kind != LUKS2:
         raise BlockError(f"luksFormat makes LUKS2 volumes, not {spec.kind}")
     luks_uuid = str(uuids.uuid4())
@@ -109,7 +112,11 @@ def luks_format(loop: LoopDevice, spec: CryptsetupFormat, passphrase: bytes) -> 
     argv += ["--cipher", spec.cipher, "--key-size", str(spec.key_bits)]
     if spec.integrity:
         argv += ["--integrity", spec.integrity]
-    run([*argv, "--key-file=-", loop.device], stdin=passphrase, secret=True)
+    cryptsetup_temp.record(ledger, luks_uuid)
+    try:
+        run([*argv, "--key-file=-", loop.device], stdin=passphrase, secret=True)
+    finally:
+        cryptsetup_temp.settle(ledger, luks_uuid)
     return luks_uuid
 
 

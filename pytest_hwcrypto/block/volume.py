@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_hwcrypto.block import dmcrypt, loop, luks
+from pytest_hwcrypto.block import cryptsetup_temp, dmcrypt, loop, luks
 from pytest_hwcrypto.block.crypt_table import CryptSpec
 from pytest_hwcrypto.block.naming import next_name
 from pytest_hwcrypto.block.tools import BlockError
@@ -132,7 +132,7 @@ class VolumeMaker:
         volume = Volume(name, device, None, os.urandom(secret))
         try:
             if spec.kind == luks.LUKS2:
-                volume.luks_uuid = luks.luks_format(device, spec, volume.key)
+                volume.luks_uuid = luks.luks_format(self.ledger, device, spec, volume.key)
             volume.crypt = self._luks(volume, spec)
         except BaseException:
             self.close(volume)
@@ -249,4 +249,8 @@ class VolumeMaker:
 
 def undo_handlers() -> dict[str, Undo]:
     """Undo functions of the kinds this package records (run.undo_handlers wires them)."""
-    return {dmcrypt.LEDGER_KIND: dmcrypt.undo_dm, loop.LEDGER_KIND: loop.undo_loop}
+    return {
+        dmcrypt.LEDGER_KIND: dmcrypt.undo_dm,
+        loop.LEDGER_KIND: loop.undo_loop,
+        cryptsetup_temp.LEDGER_KIND: cryptsetup_temp.undo_temporary,
+    }

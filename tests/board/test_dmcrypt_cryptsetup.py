@@ -9,6 +9,7 @@ Runs inside a board (`pytest --hwcrypto-vm=uml tests/board/test_dmcrypt_cryptset
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -40,6 +41,32 @@ spec = luks.CryptsetupFormat("luks2", "aes-xts-random", 512, DRIVER, 512, "hmac-
 volume = VolumeMaker(Ledger()).open_cryptsetup(spec, 32 * 1024 * 1024)
 print(naming.run_id(), volume.path, volume.loop.backing, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+# Killed while `cryptsetup luksFormat --integrity` wipes the volume through its temporary
+# devices: the child is the leader of its own process group, and once the temporary device
+# shows, kills that group -- itself and its cryptsetup -- at once.
+KILLED_IN_CRYPTSETUP = """
+import json, os, signal, subprocess, threading, time
+from pytest_hwcrypto.block import luks, naming
+from pytest_hwcrypto.block.volume import VolumeMaker
+from pytest_hwcrypto.ledger import Ledger
+os.setpgrp()
+ledger = Ledger()
+def watch():
+    for _ in range(3000):
+        out = subprocess.run(["dmsetup", "ls"], capture_output=True, text=True).stdout
+        names = [line.split()[0] for line in out.splitlines() if line.startswith("temporary-")]
+        names = [name for name in names if "decoy" not in name]  # the test's own device
+        if names:
+            loops = [e.key for e in ledger.entries() if e.kind == "loop"]
+            print(json.dumps([naming.run_id(), names, loops]), flush=True)
+            os.killpg(0, signal.SIGKILL)
+        time.sleep(0.01)
+threading.Thread(target=watch, daemon=True).start()
+spec = luks.CryptsetupFormat("luks2", "aes-xts-random", 512, DRIVER, 512, "hmac-sha256")
+VolumeMaker(ledger).open_cryptsetup(spec, 256 * 1024 * 1024)
+print("cryptsetup finished before its temporary device was seen", flush=True)
 """
 
 
@@ -232,3 +259,39 @@ def test_after_kill_9_sweep_removes_the_integrity_volume_and_its_subdevice(
     names = tools.run(["dmsetup", "ls"])
     assert f"hwcrypto-{run_id}-" not in names, names
     assert not Path(backing).exists()
+
+
+def test_after_kill_9_inside_cryptsetup_sweep_removes_its_temporary_devices_and_only_them(
+    block: Path, hwcrypto_sweep: Callable[[], subprocess.CompletedProcess[str]]
+) -> None:
+    _integrity_ready()
+    # A decoy named as cryptsetup names them, with a UUID of a LUKS volume not ours.
+    decoy = "temporary-cryptsetup-decoy"
+    decoy_uuid = f"CRYPT-LUKS2-{'ab' * 16}-{decoy}"
+    tools.run(["dmsetup", "create", decoy, "--uuid", decoy_uuid], stdin=b"0 8 zero\n")
+    try:
+        child = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                KILLED_IN_CRYPTSETUP.replace("DRIVER", repr(winner("xts(aes)"))),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert child.returncode == -9, child.stdout + child.stderr
+        run_id, temporary, backings = json.loads(child.stdout.splitlines()[-1])
+        names = tools.run(["dmsetup", "ls"])
+        left = list(temporary)
+        assert left and all(n in names for n in left), names  # the kill left them
+        done = hwcrypto_sweep()
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "removed cryptsetup's temporary dm devices" in done.stdout, done.stdout
+        names = tools.run(["dmsetup", "ls"])
+        assert not any(n in names for n in left), names
+        assert f"hwcrypto-{run_id}-" not in names, names
+        assert decoy in names, "the sweep removed a device it did not make"
+        assert all(not Path(b).exists() for b in backings)
+    finally:
+        tools.run(["dmsetup", "remove", decoy])
