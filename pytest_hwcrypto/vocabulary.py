@@ -100,6 +100,8 @@ class FindingKind(Word):
     STORAGE_BOUND = "storage-bound"
     # A hardware driver dm-crypt will not allocate (e.g. it carries CRYPTO_ALG_ALLOCATES_MEMORY).
     DMCRYPT_REFUSES_DRIVER = "dmcrypt-refuses-driver"
+    # The dmcrypt suite checked less than --hwcrypto-dmcrypt-bytes to fit its budget.
+    DMCRYPT_SHORTENED = "dmcrypt-shortened"
     # A container config with no device policy: the container gets every host device.
     CONTAINER_DEVICES_UNRESTRICTED = "container-devices-unrestricted"
     # The same driver slower inside a container than on the host by more than the bar.

@@ -2,11 +2,14 @@
 cbc(aes), checked for integrity and measured, beside the bare device under them.
 
 * integrity, one volume per driver: a seeded pattern (--hwcrypto-dmcrypt-bytes, 256 MiB
-  by default) written, caches dropped, read back through a fresh open (the dm device
-  closed and opened again with the same key) and the digests compared; the raw loop
-  contents differ from the plaintext and decrypt with pyca `cryptography` to it (the plain
-  on-disk format is what dm-crypt says it is); opened with a wrong key the volume reads
-  as garbage and the backing file is unchanged (LUKS2, dm-integrity: test_dmcrypt_luks.py);
+  by default, at most: the check is first timed on a small probe and covers what the
+  volume's share of --hwcrypto-budget affords, with a `dmcrypt-shortened` finding when
+  that is less; measure/dmcrypt_sizing.py) written, caches dropped, read back through a
+  fresh open (the dm device closed and opened again with the same key) and the digests
+  compared; the raw loop contents differ from the plaintext and decrypt with pyca
+  `cryptography` to it (the plain on-disk format is what dm-crypt says it is); opened with
+  a wrong key the volume reads as garbage and the backing file is unchanged (LUKS2,
+  dm-integrity: test_dmcrypt_luks.py);
 * throughput per driver: O_DIRECT sequential writes (encrypt) and reads (decrypt) through
   measure/dmcrypt_engine.py, and the same I/O on a bare loop device in the same boot:
   `storage-bound` when a volume runs within noise of the bare device; `hw-loses-to-sw`,
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +40,7 @@ from pytest_hwcrypto.measure.dmcrypt_engine import (
     DmcryptEngine,
     dmcrypt_targets,
 )
+from pytest_hwcrypto.measure.dmcrypt_sizing import PROBE_BYTES, allowance, size_check
 from pytest_hwcrypto.measure.plan import Plan, cells_for
 from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
 from pytest_hwcrypto.measure.targets import Target
@@ -90,40 +95,64 @@ WRONG_KEY_READ = 4 * MIB
 
 
 @pytest.mark.usefixtures("block_ready")
-def test_integrity(disk_target: Target, hwcrypto_run: HwcryptoRun) -> None:
+def test_integrity(
+    disk_target: Target,
+    hwcrypto_run: HwcryptoRun,
+    hwcrypto_results: ResultsRecorder,
+    pytestconfig: pytest.Config,
+) -> None:
     """What was written reads back through a fresh open, the disk holds ciphertext that
-    pyca decrypts to it, and a wrong key reads garbage without writing anything."""
+    pyca decrypts to it, and a wrong key reads garbage without writing anything. The check
+    is timed on a probe first and covers what the budget affords (at most the option)."""
     refused = dmcrypt.refusal(disk_target.driver)
     if refused:
         pytest.skip(f"dm-crypt refuses it (reported as dmcrypt-refuses-driver): {refused}")
     seed = hwcrypto_run.options.seed if hwcrypto_run.options.seed is not None else DEFAULT_SEED
     pattern = f"{seed}:{disk_target.driver}"
-    total = hwcrypto_run.options.dmcrypt_bytes
+    upper = hwcrypto_run.options.dmcrypt_bytes
     maker = VolumeMaker(fixtures.run_ledger(hwcrypto_run))
     bits = KEY_BITS[disk_target.algorithm]
     try:
-        volume = maker.open(disk_target.driver, bits, SECTOR_SIZE, total)
+        volume = maker.open(disk_target.driver, bits, SECTOR_SIZE, upper)
     except tools.BlockError as error:
         pytest.fail(str(error), pytrace=False)
     try:
-        wanted = pattern_io.write_pattern(volume.path, pattern, total)
-        _drop_caches()
-        maker.reopen(volume)
-        back = pattern_io.read_digest(volume.path, total)
-        assert back.digest == wanted, (
-            f"{volume.driver}: read back {back.digest[:16]}… ({back.size} bytes), "
-            f"wrote {wanted[:16]}… ({total} bytes)"
-        )
-        mismatch = pattern_io.first_plain_mismatch(
-            volume.loop.backing, disk_target.algorithm, volume.key, SECTOR_SIZE, pattern, total
-        )
-        assert mismatch is None, (
-            f"{volume.driver}: the raw sectors from byte {mismatch} are not "
-            f"{disk_target.algorithm} plain64 ciphertext of what was written"
-        )
+        probe = min(PROBE_BYTES, upper)
+        started = time.monotonic()
+        _check_pattern(maker, volume, disk_target.algorithm, pattern, probe)
+        seconds = allowance(hwcrypto_run.options.budget, len(_disk_targets(pytestconfig)))
+        sizing = size_check(upper, probe, time.monotonic() - started, seconds)
+        if sizing.bytes > probe:
+            _check_pattern(maker, volume, disk_target.algorithm, pattern, sizing.bytes)
+        if sizing.shortened:
+            extra = {"driver": volume.driver, "source": "dmcrypt", "checked_bytes": sizing.bytes}
+            extra |= {"upper_bytes": upper, "check_bytes_per_second": round(sizing.rate)}
+            detail = sizing.detail(volume.driver)
+            finding = Finding(FindingKind.DMCRYPT_SHORTENED, disk_target.algorithm, detail, extra)
+            hwcrypto_results.add_finding(finding)
         _wrong_key_reads_garbage(maker, volume, pattern)
     finally:
         maker.close(volume)
+
+
+def _check_pattern(
+    maker: VolumeMaker, volume: Volume, algorithm: str, pattern: str, total: int
+) -> None:
+    wanted = pattern_io.write_pattern(volume.path, pattern, total)
+    _drop_caches()
+    maker.reopen(volume)
+    back = pattern_io.read_digest(volume.path, total)
+    assert back.digest == wanted, (
+        f"{volume.driver}: read back {back.digest[:16]}… ({back.size} bytes), "
+        f"wrote {wanted[:16]}… ({total} bytes)"
+    )
+    mismatch = pattern_io.first_plain_mismatch(
+        volume.loop.backing, algorithm, volume.key, SECTOR_SIZE, pattern, total
+    )
+    assert mismatch is None, (
+        f"{volume.driver}: the raw sectors from byte {mismatch} are not "
+        f"{algorithm} plain64 ciphertext of what was written"
+    )
 
 
 def _wrong_key_reads_garbage(maker: VolumeMaker, volume: Volume, pattern: str) -> None:

@@ -44,6 +44,7 @@ MEANING: dict[str, str] = {
     FindingKind.CPU_TIME_NOT_ELAPSED: "openssl divided by CPU time (no -elapsed): misleading",
     FindingKind.STORAGE_BOUND: "the disk, not the cipher, set the speed",
     FindingKind.DMCRYPT_REFUSES_DRIVER: "dm-crypt will not allocate this driver",
+    FindingKind.DMCRYPT_SHORTENED: "the dm-crypt check covered less to fit the budget",
 }
 # Kinds that ask for attention (yellow); the rest are information.
 _ATTENTION = {
