@@ -7,7 +7,8 @@ Two layers, each cached under its own key:
   qemu-user-static registered in a *private* binfmt_misc instance, inside a user, mount,
   PID and network namespace (`unshare`; host root mapped to itself, uid/gid 0-65535). The
   host's binfmt_misc and dpkg never change. `container=lxc` tells debootstrap not to
-  mknod devices, which a user namespace may not do. ~12 minutes once on two cores.
+  mknod devices, which a user namespace may not do. Once: ~12 min on two quiet cores
+  (DESIGN.md), 53-55 min at load 10-15 (README).
 - the image: the base tree copied, the plugin's wheel (`python -m build` from this
   checkout, or `HWCRYPTO_WHEEL`) installed into a venv over Debian's python3-* packages
   (`venv --system-site-packages` + `pip install --no-deps`, the README's recipe for lab
@@ -171,7 +172,7 @@ def ensure_base_tree(arch: ArmArch, cache: Path, progress: Progress) -> Path:
     began = time.monotonic()
     progress(
         f"{arch.board}: building the Debian {SUITE} {arch.debian_arch} base system "
-        f"(debootstrap, once; ~12 min on two cores): first stage on the host"
+        f"(debootstrap, once: 12-55 min on two cores, depending on load): first stage"
     )
     _stream(
         [
