@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_hwcrypto.boards import arm_initramfs, arm_rootfs, private_apt
-from pytest_hwcrypto.boards.arm_arch import ARCHES, ARM64, ARMHF
+from pytest_hwcrypto.boards.arm_arch import ARCHES, ARM64, ARMHF, ArmArch
 from pytest_hwcrypto.boards.arm_kernel import ArmKernel
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.boards.inner_pytest import make_board, pytest_command
@@ -27,14 +27,14 @@ def test_every_arm_board_is_a_board_kind_and_a_vm_choice() -> None:
 
 
 @pytest.mark.parametrize(("arch", "machine_byte"), [(ARM64, "\\xb7\\x00"), (ARMHF, "\\x28\\x00")])
-def test_binfmt_line_matches_the_architectures_elf_header(arch: object, machine_byte: str) -> None:
-    line = arch.binfmt_register_line().decode()  # type: ignore[attr-defined]
+def test_binfmt_line_matches_the_architectures_elf_header(arch: ArmArch, machine_byte: str) -> None:
+    line = arch.binfmt_register_line().decode()
     name, kind, _, magic, mask, interpreter, flags = line.split(":")[1:]
     assert kind == "M" and flags == "F"
     assert name.startswith("hwcrypto-")
     assert magic.endswith(machine_byte)
     assert len(magic) == len(mask) == 20 * 4  # 20 bytes as \xNN
-    assert interpreter == f"/usr/bin/{arch.qemu_user}"  # type: ignore[attr-defined]
+    assert interpreter == f"/usr/bin/{arch.qemu_user}"
 
 
 def test_private_apt_keeps_every_directory_of_its_own(tmp_path: Path) -> None:
@@ -103,8 +103,14 @@ def test_initramfs_is_a_newc_archive_the_cpio_tool_reads(tmp_path: Path) -> None
     assert all((out / "modules" / name).is_file() for name in order)
 
 
-def _board(tmp_path: Path, **options: bool) -> QemuArmBoard:
-    board = QemuArmBoard(ARM64, cache=tmp_path / "cache", environ={}, **options)
+def _board(tmp_path: Path, cryptodev: bool = False, test_drivers: bool = False) -> QemuArmBoard:
+    board = QemuArmBoard(
+        ARM64,
+        cache=tmp_path / "cache",
+        environ={},
+        cryptodev=cryptodev,
+        test_drivers=test_drivers,
+    )
     board._kernel = ArmKernel(  # what arm_kernel.fetch_debian_kernel gives
         "6.1.0-57-arm64", tmp_path / "Image", tmp_path / "modules", tmp_path / "headers"
     )
@@ -161,7 +167,7 @@ def test_custom_kernel_without_modules_says_which_option(tmp_path: Path) -> None
 
 def test_build_progress_thins_the_per_package_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = iter(float(second) for second in range(100))
-    monkeypatch.setattr(arm_rootfs.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr("pytest_hwcrypto.boards.arm_rootfs.time.monotonic", lambda: next(clock))
     said: list[str] = []
     lines = [f"I: Unpacking package{n}...\n" for n in range(50)]
     lines.insert(10, "I: Configuring the base system...\n")
