@@ -35,13 +35,32 @@
  *
  * A corrupted output has its last byte inverted: the request still succeeds, only the
  * bytes are wrong, as with a real driver bug.
+ *
+ * A fifth driver behaves like an offload engine rather than a CPU driver:
+ *   cbc-aes-hwcrypto-test-async  cbc(aes)  CRYPTO_ALG_ASYNC, wraps cbc(aes-generic)
+ * Requests are queued (crypto_queue, with backlog for CRYPTO_TFM_REQ_MAY_BACKLOG) and
+ * served by `async_flows` flows, each a work item on an unbound workqueue that works one
+ * request at a time: it computes the result, then sleeps until the request has taken
+ * `async_latency_us` plus `async_ns_per_kib` per KiB -- the CPU idle, as while an engine
+ * works -- and completes it. So K flows give at most K times one flow's throughput, reached
+ * only with K requests in flight. Its parameters are plain values, not arrays:
+ *   async_flows        (load time) parallel flows, K (1..64)
+ *   async_latency_us   time a request takes, microseconds (slept, not spun)
+ *   async_ns_per_kib   and this long per KiB of the request
+ *   async_priority     (load time) its cra_priority
+ *   async_driver_only  (load time) also flag it CRYPTO_ALG_KERN_DRIVER_ONLY, as a real
+ *                      engine's driver is
  */
 
 #include <linux/delay.h>
+#include <linux/slab.h>
+#include <linux/version.h>
+#include <linux/workqueue.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <crypto/aes.h>
+#include <crypto/algapi.h>
 #include <crypto/gcm.h>
 #include <crypto/internal/aead.h>
 #include <crypto/internal/hash.h>
@@ -79,6 +98,23 @@ module_param_array(delay_ns_per_kib, uint, NULL, 0644);
 MODULE_PARM_DESC(delay_ns_per_kib, "busy-wait per KiB of request, nanoseconds");
 module_param_array(work_per_kib, uint, NULL, 0644);
 MODULE_PARM_DESC(work_per_kib, "extra arithmetic rounds per KiB of request");
+
+static unsigned int async_flows = 4;
+static unsigned int async_latency_us;
+static unsigned int async_ns_per_kib;
+static int async_priority = 50;
+static bool async_driver_only;
+
+module_param(async_flows, uint, 0444);
+MODULE_PARM_DESC(async_flows, "parallel flows of the asynchronous driver (load time)");
+module_param(async_latency_us, uint, 0644);
+MODULE_PARM_DESC(async_latency_us, "time an asynchronous request takes, microseconds");
+module_param(async_ns_per_kib, uint, 0644);
+MODULE_PARM_DESC(async_ns_per_kib, "and per KiB of the request, nanoseconds");
+module_param(async_priority, int, 0444);
+MODULE_PARM_DESC(async_priority, "cra_priority of the asynchronous driver (load time)");
+module_param(async_driver_only, bool, 0444);
+MODULE_PARM_DESC(async_driver_only, "flag the asynchronous driver KERN_DRIVER_ONLY (load time)");
 
 /* Read once per request: a value written meanwhile applies from the next request. */
 #define PARAM(name, drv) READ_ONCE(name[drv])
@@ -396,6 +432,180 @@ static struct shash_alg sha256_alg = {
 	},
 };
 
+/* --- cbc(aes), asynchronous ----------------------------------------------------------- */
+
+#define ASYNC_MAX_FLOWS 64
+#define ASYNC_QUEUE_LEN 128
+
+struct async_flow {
+	struct work_struct work;
+	bool busy; /* queued or working; under async_lock */
+};
+
+struct async_reqctx {
+	bool decrypting;
+	struct skcipher_request sub; /* last: the fallback's request context follows it */
+};
+
+static struct workqueue_struct *async_wq;
+static struct async_flow *flows;
+static unsigned int nflows;
+static struct crypto_queue async_queue;
+static DEFINE_SPINLOCK(async_lock);
+
+static void async_complete(struct crypto_async_request *base, int err)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	crypto_request_complete(base, err);
+#else
+	base->complete(base, err);
+#endif
+}
+
+/* Sleep `us` with little slack (fsleep() may sleep up to twice as long). */
+static void async_sleep(u64 us)
+{
+	if (us <= 10) {
+		udelay(us);
+		return;
+	}
+	usleep_range(us, us + div_u64(us, 64) + 1);
+}
+
+static void async_serve(struct skcipher_request *req)
+{
+	struct crypto_skcipher *tfm = crypto_skcipher_reqtfm(req);
+	struct cbc_ctx *ctx = crypto_skcipher_ctx(tfm);
+	struct async_reqctx *rctx = skcipher_request_ctx(req);
+	u64 takes = (u64)READ_ONCE(async_latency_us) * NSEC_PER_USEC +
+		    div_u64((u64)req->cryptlen * READ_ONCE(async_ns_per_kib), 1024);
+	ktime_t start = ktime_get();
+	s64 left;
+	int err;
+
+	skcipher_request_set_tfm(&rctx->sub, ctx->fallback);
+	skcipher_request_set_callback(&rctx->sub, CRYPTO_TFM_REQ_MAY_SLEEP, NULL, NULL);
+	skcipher_request_set_crypt(&rctx->sub, req->src, req->dst, req->cryptlen, req->iv);
+	err = rctx->decrypting ? crypto_skcipher_decrypt(&rctx->sub) :
+				 crypto_skcipher_encrypt(&rctx->sub);
+	/* The rest of the request's time is waited out asleep: the CPU is free meanwhile. */
+	left = (s64)takes - ktime_to_ns(ktime_sub(ktime_get(), start));
+	if (left >= NSEC_PER_USEC)
+		async_sleep(div_u64(left, NSEC_PER_USEC));
+	/* Completions run with bottom halves off, as from an engine's interrupt tasklet. */
+	local_bh_disable();
+	async_complete(&req->base, err);
+	local_bh_enable();
+}
+
+static void async_flow_work(struct work_struct *work)
+{
+	struct async_flow *flow = container_of(work, struct async_flow, work);
+	struct crypto_async_request *backlog, *base;
+
+	for (;;) {
+		spin_lock_bh(&async_lock);
+		backlog = crypto_get_backlog(&async_queue);
+		base = crypto_dequeue_request(&async_queue);
+		if (!base)
+			flow->busy = false; /* under the lock: an enqueue after this kicks us */
+		spin_unlock_bh(&async_lock);
+		if (!base)
+			return;
+		if (backlog) {
+			local_bh_disable();
+			async_complete(backlog, -EINPROGRESS);
+			local_bh_enable();
+		}
+		async_serve(skcipher_request_cast(base));
+		cond_resched();
+	}
+}
+
+static int async_crypt(struct skcipher_request *req, bool decrypting)
+{
+	struct async_reqctx *rctx = skcipher_request_ctx(req);
+	unsigned int i;
+	int err;
+
+	rctx->decrypting = decrypting;
+	spin_lock_bh(&async_lock);
+	err = crypto_enqueue_request(&async_queue, &req->base);
+	/* Wake an idle flow; busy ones look at the queue again before they go idle. */
+	for (i = 0; i < nflows && (err == -EINPROGRESS || err == -EBUSY); i++) {
+		if (!flows[i].busy) {
+			flows[i].busy = true;
+			queue_work(async_wq, &flows[i].work);
+			break;
+		}
+	}
+	spin_unlock_bh(&async_lock);
+	return err;
+}
+
+static int async_init_tfm(struct crypto_skcipher *tfm)
+{
+	struct cbc_ctx *ctx = crypto_skcipher_ctx(tfm);
+
+	ctx->fallback = crypto_alloc_skcipher("cbc(aes-generic)", 0,
+					      CRYPTO_ALG_ASYNC | CRYPTO_ALG_ALLOCATES_MEMORY);
+	if (IS_ERR(ctx->fallback))
+		return PTR_ERR(ctx->fallback);
+	crypto_skcipher_set_reqsize(tfm, sizeof(struct async_reqctx) +
+					 crypto_skcipher_reqsize(ctx->fallback));
+	return 0;
+}
+
+static int async_encrypt(struct skcipher_request *req) { return async_crypt(req, false); }
+static int async_decrypt(struct skcipher_request *req) { return async_crypt(req, true); }
+
+static struct skcipher_alg async_alg = {
+	.base = {
+		.cra_name = "cbc(aes)",
+		.cra_driver_name = "cbc-aes-hwcrypto-test-async",
+		.cra_flags = CRYPTO_ALG_ASYNC,
+		.cra_blocksize = AES_BLOCK_SIZE,
+		.cra_ctxsize = sizeof(struct cbc_ctx),
+		.cra_module = THIS_MODULE,
+	},
+	.min_keysize = AES_MIN_KEY_SIZE,
+	.max_keysize = AES_MAX_KEY_SIZE,
+	.ivsize = AES_BLOCK_SIZE,
+	.setkey = cbc_setkey,
+	.encrypt = async_encrypt,
+	.decrypt = async_decrypt,
+	.init = async_init_tfm,
+	.exit = cbc_exit,
+};
+
+static int async_start(void)
+{
+	unsigned int i;
+
+	nflows = clamp_t(unsigned int, async_flows, 1, ASYNC_MAX_FLOWS);
+	flows = kcalloc(nflows, sizeof(*flows), GFP_KERNEL);
+	if (!flows)
+		return -ENOMEM;
+	for (i = 0; i < nflows; i++)
+		INIT_WORK(&flows[i].work, async_flow_work);
+	async_wq = alloc_workqueue("hwcrypto_test_async", WQ_UNBOUND, nflows);
+	if (!async_wq) {
+		kfree(flows);
+		return -ENOMEM;
+	}
+	crypto_init_queue(&async_queue, ASYNC_QUEUE_LEN);
+	async_alg.base.cra_priority = async_priority;
+	if (async_driver_only)
+		async_alg.base.cra_flags |= CRYPTO_ALG_KERN_DRIVER_ONLY;
+	return 0;
+}
+
+static void async_stop(void)
+{
+	destroy_workqueue(async_wq); /* drains: every queued request is completed first */
+	kfree(flows);
+}
+
 /* --- registration --------------------------------------------------------------------- */
 
 static int __init hwcrypto_test_init(void)
@@ -422,8 +632,18 @@ static int __init hwcrypto_test_init(void)
 	err = crypto_register_shash(&sha256_alg);
 	if (err)
 		goto undo_gcm;
+	err = async_start();
+	if (err)
+		goto undo_sha256;
+	err = crypto_register_skcipher(&async_alg);
+	if (err)
+		goto undo_async;
 	return 0;
 
+undo_async:
+	async_stop();
+undo_sha256:
+	crypto_unregister_shash(&sha256_alg);
 undo_gcm:
 	crypto_unregister_aead(&gcm_alg);
 undo_cbc:
@@ -433,6 +653,8 @@ undo_cbc:
 
 static void __exit hwcrypto_test_exit(void)
 {
+	crypto_unregister_skcipher(&async_alg);
+	async_stop();
 	crypto_unregister_shash(&sha256_alg);
 	crypto_unregister_aead(&gcm_alg);
 	crypto_unregister_skciphers(cbc_algs, ARRAY_SIZE(cbc_algs));

@@ -115,6 +115,26 @@ def test_the_parameters_named_here_are_the_modules_own() -> None:
     assert set(re.findall(r"^\| `(\w+)` \|", readme, re.MULTILINE)) >= set(declared)
 
 
+def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
+    """The asynchronous driver's plain (not array) parameters: each declared one has a row,
+    with its run-time writability as the README says (load time or run time)."""
+    kmod = Path(test_drivers.__file__).resolve().parents[1] / "kmod"
+    source = (kmod / "hwcrypto_test.c").read_text()
+    declared = dict(re.findall(r"module_param\((\w+), \w+, (0\d+)\);", source))
+    assert set(declared) == {
+        "async_flows",
+        "async_latency_us",
+        "async_ns_per_kib",
+        "async_priority",
+        "async_driver_only",
+    }
+    readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
+    rows = dict(re.findall(r"^\| `(async_\w+)` \| [^|]+ \| ([^\n]+) \|$", readme, re.MULTILINE))
+    assert set(rows) == set(declared)
+    for name, mode in declared.items():
+        assert ("(load time)" in rows[name]) == (mode == "0444"), name
+
+
 # pytest_hwcrypto/kmod/README.md's table "Which test catches each mode", checked against the board
 # tests it names.
 KMOD_README = Path(test_drivers.__file__).resolve().parents[1] / "kmod" / "README.md"
