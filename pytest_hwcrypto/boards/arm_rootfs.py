@@ -148,6 +148,11 @@ def ensure_image(arch: ArmArch, cache: Path, progress: Progress) -> Path:
     with _locked(target.parent / ".lock"):
         if target.is_file():
             return target
+        # work directories of a build killed with -9 (the lock says none is running)
+        for stale in target.parent.glob("hwcrypto-rootfs-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        for stale in target.parent.glob(".rootfs-*.partial"):
+            stale.unlink(missing_ok=True)
         began = time.monotonic()
         base = ensure_base_tree(arch, cache, progress)
         _build_image(arch, base, target, progress)
@@ -166,8 +171,11 @@ def ensure_base_tree(arch: ArmArch, cache: Path, progress: Progress) -> Path:
     tree = base_tree(arch, cache)
     if (tree / ".complete").is_file():
         return tree
+    # A build killed half way leaves its .partial tree (its own, or an earlier recipe's):
+    # the lock is held, so none of them is in use.
+    for stale in tree.parent.glob("base-*.partial"):
+        shutil.rmtree(stale, ignore_errors=True)
     partial = tree.with_name(tree.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     began = time.monotonic()
     progress(
