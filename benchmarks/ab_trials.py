@@ -276,6 +276,9 @@ def main() -> int:
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--resample", type=int)
     args = parser.parse_args()
+    # SIGTERM through SystemExit: the load ramp's busy processes and the board are ended
+    # by their cleanup (killed by the default action, both were left running)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.table:

@@ -145,3 +145,20 @@ def test_a_slice_is_the_lean_module_or_a_short_pytest_session(tmp_path: Path) ->
 def test_cli_rejects_an_unknown_suite(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--suite", "speed"]) == 2
     assert "--suite speed: not a suite" in capsys.readouterr().err
+
+
+def test_sigterm_ends_the_run_through_its_cleanup_and_the_handler_comes_back() -> None:
+    import os
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    cleaned = []
+    with pytest.raises(SystemExit) as stopped:
+        with cli_ab._sigterm_as_exit():
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+            finally:
+                cleaned.append(True)
+    assert stopped.value.code == 128 + signal.SIGTERM
+    assert cleaned == [True]
+    assert signal.getsignal(signal.SIGTERM) == before
