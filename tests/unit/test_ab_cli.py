@@ -153,12 +153,11 @@ def test_sigterm_ends_the_run_through_its_cleanup_and_the_handler_comes_back() -
 
     before = signal.getsignal(signal.SIGTERM)
     cleaned = []
-    with pytest.raises(SystemExit) as stopped:
-        with cli_ab._sigterm_as_exit():
-            try:
-                os.kill(os.getpid(), signal.SIGTERM)
-            finally:
-                cleaned.append(True)
+    with pytest.raises(SystemExit) as stopped, cli_ab._sigterm_as_exit():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        finally:
+            cleaned.append(True)
     assert stopped.value.code == 128 + signal.SIGTERM
     assert cleaned == [True]
     assert signal.getsignal(signal.SIGTERM) == before
