@@ -47,12 +47,18 @@ def allowance(budget: float, volumes: int) -> float:
     return max(MIN_ALLOWANCE, budget / max(volumes, 1))
 
 
-def size_check(upper: int, probe_bytes: int, probe_seconds: float, seconds: float) -> Sizing:
+def size_check(
+    upper: int, probe_bytes: int, probe_seconds: float, seconds: float, fixed: float = 0.0
+) -> Sizing:
     """The bytes to check: what the probe's rate covers in what is left of `seconds` after
-    the probe, in whole MiB, at least the probe and at most `upper`; the whole of `upper`
-    when the probe took no measurable time."""
-    if probe_seconds <= 0 or probe_bytes <= 0:
+    the probe and the second check's `fixed` cost (the part of the probe's time that does
+    not grow with the bytes: the cache drop and the fresh open), in whole MiB, at least the
+    probe and at most `upper`; the whole of `upper` when the probe's bytes took no
+    measurable time."""
+    fixed = min(max(fixed, 0.0), probe_seconds)
+    moving = probe_seconds - fixed
+    if moving <= 0 or probe_bytes <= 0:
         return Sizing(upper, upper, 0.0, seconds)
-    rate = probe_bytes / probe_seconds
-    afforded = int(rate * (seconds - probe_seconds)) // MIB * MIB
+    rate = probe_bytes / moving
+    afforded = int(rate * (seconds - probe_seconds - fixed)) // MIB * MIB
     return Sizing(min(upper, max(probe_bytes, afforded)), upper, rate, seconds)

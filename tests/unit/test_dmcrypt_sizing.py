@@ -41,6 +41,16 @@ def test_the_option_bounds_it_even_when_smaller_than_the_probe_would_afford() ->
     assert size_check(16 * MIB, PROBE_BYTES, 0.01, 10.0).bytes == 16 * MIB
 
 
+def test_the_fixed_cost_is_left_out_of_the_rate_and_paid_again_by_the_second_check() -> None:
+    # 2 s of the probe's 4 s were the fresh open: 4 MiB/s for the bytes; 10 s - 4 s - 2 s
+    # leave 4 s, 16 MiB (without the split: 2 MiB/s and 12 MiB).
+    sizing = size_check(UPPER, PROBE_BYTES, 4.0, 10.0, fixed=2.0)
+    assert sizing.rate == pytest.approx(4 * MIB) and sizing.bytes == 16 * MIB
+    assert size_check(UPPER, PROBE_BYTES, 4.0, 10.0).bytes == 12 * MIB
+    # a fixed cost said to exceed the probe's time is the probe's time
+    assert size_check(UPPER, PROBE_BYTES, 4.0, 10.0, fixed=9.0).bytes == UPPER
+
+
 def test_a_probe_too_quick_to_time_leaves_the_option() -> None:
     sizing = size_check(UPPER, PROBE_BYTES, 0.0, 10.0)
     assert sizing.bytes == UPPER and not sizing.shortened
