@@ -231,6 +231,12 @@ class QemuBoard(Board):
         self.cryptodev = cryptodev
         self.test_drivers = test_drivers
         self._modules_dir = modules_dir
+        # The host's own /lib/modules/<release> (given by name, or through /lib's link to
+        # /usr/lib) needs no staging: vng finds it there. Staged, it was linked onto itself
+        # and the guest loaded no module at all.
+        self._staged_modules = (
+            None if modules_dir is None or is_host_modules_dir(modules_dir) else modules_dir
+        )
         self.memory = memory
         self.cpus = cpus
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -376,9 +382,9 @@ class QemuBoard(Board):
             uncompressed_pvh_kernel(self.kernel_image(), self.release(), run_dir)
             or self.kernel_image()
         )
-        if self._modules_dir is None:
+        if self._staged_modules is None:
             return image
-        return self._stage_with_modules(image, self._modules_dir, run_dir)
+        return self._stage_with_modules(image, self._staged_modules, run_dir)
 
     def _stage_with_modules(self, image: Path, modules_dir: Path, run_dir: Path) -> Path:
         """Link a custom modules directory and the image into the layout vng expects.
@@ -483,8 +489,8 @@ fi
         """
         run = shlex.quote(str(run_dir))
         keep_modules = ""
-        if self._modules_dir is not None:
-            modules = shlex.quote(str(self._modules_dir.resolve()))
+        if self._staged_modules is not None:
+            modules = shlex.quote(str(self._staged_modules.resolve()))
             keep_modules = (
                 f"mkdir -p /run/hwcrypto-modules\nmount --bind {modules} /run/hwcrypto-modules\n"
             )
@@ -513,7 +519,7 @@ umount /run/hwcrypto-run
         vng links /lib/modules/<release> to the staged directory, but the link's target
         may now be covered by the tmpfs on /tmp; a bind mount does not depend on it.
         """
-        if self._modules_dir is None:
+        if self._staged_modules is None:
             return ""
         release = shlex.quote(self.release())
         return f"""
@@ -550,3 +556,8 @@ modprobe -a -q {" ".join(GUEST_MODULES)} 2>/dev/null
 udevadm control --exit 2>/dev/null
 export DM_DISABLE_UDEV=1
 """
+
+
+def is_host_modules_dir(modules_dir: Path) -> bool:
+    """Is this the host's installed /lib/modules/<release> (whatever links lead there)?"""
+    return modules_dir.resolve() == (HOST_MODULES_ROOT / modules_dir.name).resolve()
