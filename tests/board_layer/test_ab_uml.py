@@ -11,27 +11,12 @@ pairs with the same schedule, and a kernel that is not there named in one line.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from pytest_hwcrypto.ab.schedule import pair_order
-from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.boards.uml import UmlBoard
-
-
-def _uml_or_skip() -> str:
-    board = UmlBoard()
-    try:
-        board.check_prerequisites()
-    except BoardError as error:
-        pytest.skip(str(error))
-    if "HWCRYPTO_BOARD_RUN_DIR" in os.environ:
-        pytest.skip("already inside a virtual board: boards are booted from the host")
-    return str(board.kernel)
 
 
 def _ab(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,8 +29,8 @@ def _ab(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_same_kernel_twice_in_pairs(tmp_path: Path) -> None:
-    kernel = _uml_or_skip()
+def test_the_same_kernel_twice_in_pairs(uml_board: UmlBoard, tmp_path: Path) -> None:
+    kernel = str(uml_board.kernel)
     out = tmp_path / "aa.json"
     common = [
         "--kernel", kernel, "--kernel", kernel, "--algorithm", "cbc(aes)",
@@ -77,8 +62,8 @@ def test_the_same_kernel_twice_in_pairs(tmp_path: Path) -> None:
     assert [p["order"] for p in document["pairs"]] == [pair_order(7, i) for i in range(8)]
 
 
-def test_a_kernel_that_is_not_there_is_named(tmp_path: Path) -> None:
-    kernel = _uml_or_skip()
+def test_a_kernel_that_is_not_there_is_named(uml_board: UmlBoard, tmp_path: Path) -> None:
+    kernel = str(uml_board.kernel)
     missing = tmp_path / "linux"
     done = _ab("--kernel", kernel, "--kernel", str(missing), "--out", str(tmp_path / "x.json"))
     assert done.returncode == 2

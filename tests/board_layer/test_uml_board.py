@@ -13,19 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.boards.base import BoardError, passed_environment
+from pytest_hwcrypto.boards.base import passed_environment
 from pytest_hwcrypto.boards.uml import UmlBoard, board_cpu
-
-
-def _board_or_skip() -> UmlBoard:
-    board = UmlBoard()
-    try:
-        board.check_prerequisites()
-    except BoardError as error:
-        pytest.skip(str(error))
-    if "HWCRYPTO_BOARD_RUN_DIR" in os.environ:
-        pytest.skip("already inside a virtual board: boards are booted from the host")
-    return board
 
 
 def _run(board: UmlBoard, command: str, timeout: float = 60.0):  # type: ignore[no-untyped-def]
@@ -44,8 +33,10 @@ def _our_uml_processes(pid_hint: str) -> list[str]:
     return [line for line in ps.stdout.splitlines() if pid_hint in line and "linux.uml" in line]
 
 
-def test_exit_code_output_and_boot_time(record_property: Callable[[str, object], None]) -> None:
-    board = _board_or_skip()
+def test_exit_code_output_and_boot_time(
+    uml_board: UmlBoard, record_property: Callable[[str, object], None]
+) -> None:
+    board = uml_board
     result, output = _run(board, "echo inside $(uname -r) $(uname -m); exit 7")
     assert result.exit_code == 7
     assert f"inside {board.release()} x86_64" in output
@@ -58,8 +49,8 @@ def test_exit_code_output_and_boot_time(record_property: Callable[[str, object],
     assert result.kernel_events == []
 
 
-def test_files_written_to_the_run_dir_come_back(tmp_path: Path) -> None:
-    board = _board_or_skip()
+def test_files_written_to_the_run_dir_come_back(uml_board: UmlBoard, tmp_path: Path) -> None:
+    board = uml_board
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     out = io.StringIO()
@@ -78,8 +69,8 @@ def test_files_written_to_the_run_dir_come_back(tmp_path: Path) -> None:
     assert not Path("/hwcrypto-must-not-exist").exists()
 
 
-def test_caller_environment_and_cwd_are_kept() -> None:
-    board = _board_or_skip()
+def test_caller_environment_and_cwd_are_kept(uml_board: UmlBoard) -> None:
+    board = uml_board
     env = {**passed_environment(os.environ), "HWCRYPTO_PROBE": "42"}
     out = io.StringIO()
     result = board.run(
@@ -94,8 +85,8 @@ def test_caller_environment_and_cwd_are_kept() -> None:
     assert "\n42\n" in out.getvalue()
 
 
-def test_timeout_ends_the_board_and_leaves_no_process(tmp_path: Path) -> None:
-    board = _board_or_skip()
+def test_timeout_ends_the_board_and_leaves_no_process(uml_board: UmlBoard, tmp_path: Path) -> None:
+    board = uml_board
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     result, _ = _run(board, "sleep 600", timeout=8.0)
@@ -104,21 +95,21 @@ def test_timeout_ends_the_board_and_leaves_no_process(tmp_path: Path) -> None:
     assert _our_uml_processes(str(result.console_log.parent)) == []
 
 
-def test_kernel_trouble_on_the_console_is_reported() -> None:
-    board = _board_or_skip()
+def test_kernel_trouble_on_the_console_is_reported(uml_board: UmlBoard) -> None:
+    board = uml_board
     result, _ = _run(board, "echo 'alg: skcipher: cbc-aes-demo encryption test failed' > /dev/kmsg")
     assert [e.kind for e in result.kernel_events] == ["selftest-failed"]
 
 
-def test_output_without_final_newline_is_not_lost() -> None:
-    board = _board_or_skip()
+def test_output_without_final_newline_is_not_lost(uml_board: UmlBoard) -> None:
+    board = uml_board
     result, output = _run(board, "printf 'no newline here'")
     assert result.exit_code == 0
     assert "no newline here" in output
 
 
-def test_working_directory_under_tmp_stays_visible(tmp_path: Path) -> None:
-    board = _board_or_skip()
+def test_working_directory_under_tmp_stays_visible(uml_board: UmlBoard, tmp_path: Path) -> None:
+    board = uml_board
     (tmp_path / "marker.txt").write_text("visible")
     out = io.StringIO()
     result = board.run(
@@ -128,8 +119,10 @@ def test_working_directory_under_tmp_stays_visible(tmp_path: Path) -> None:
     assert "visible" in out.getvalue()
 
 
-def test_every_board_process_runs_on_the_one_chosen_cpu(tmp_path: Path) -> None:
-    board = _board_or_skip()
+def test_every_board_process_runs_on_the_one_chosen_cpu(
+    uml_board: UmlBoard, tmp_path: Path
+) -> None:
+    board = uml_board
     cpu = board_cpu(os.sched_getaffinity(0))
     if cpu is None:
         pytest.skip("this process may run on one CPU only: nothing to choose")
