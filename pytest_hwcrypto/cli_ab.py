@@ -1,10 +1,13 @@
-"""`hwcrypto ab` and `hwcrypto bisect-run`: did this kernel make it worse? (ab/, docs/ab.md)
+"""`hwcrypto ab`: did this kernel make it worse? (ab/, docs/ab.md)
 
 `ab` boots kernel A and kernel B alternately on a virtual board, a short slice of the same
 measurement plan each time, in pairs with the order balanced, and judges every series on
-the pairs; with `--b-blacklist`/`--b-prefer` it compares two configurations of one kernel
-inside one boot instead. `bisect-run` is the same measurement for `git bisect run`.
-cli.py registers `add_parsers`; user mistakes raise CliError (one line, exit 2).
+the pairs. One kernel can be compared with itself under two configurations: knobs set
+before each slice (`--a-set`/`--b-set`) or kernel command lines (`--a-cmdline`/
+`--b-cmdline`), each side its own boots; a module left out or a driver re-ranked
+(`--b-blacklist`/`--b-prefer`) inside one boot. `hwcrypto bisect-run` (cli_bisect.py)
+steps `git bisect run` with the same engine. cli.py registers `add_parsers`; user mistakes
+raise AbUsageError (one line, exit 2).
 """
 
 from __future__ import annotations
@@ -30,18 +33,15 @@ from pytest_hwcrypto.ab.document import (
 )
 from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
 from pytest_hwcrypto.ab.series import (
-    SeriesKey,
-    SeriesVerdict,
     any_regressed,
-    bisect_side,
     judge_document,
     kernel_changes,
     one_sided_series,
     undecided,
 )
 from pytest_hwcrypto.ab.slice import SliceSpec, parse_setting
-from pytest_hwcrypto.ab.text import format_changes, format_table, summary_line
-from pytest_hwcrypto.boards.base import Board, BoardError
+from pytest_hwcrypto.ab.text import format_changes, format_sides, format_table, summary_line
+from pytest_hwcrypto.boards.base import Board, BoardError, kernel_args_from
 from pytest_hwcrypto.boards.kernel_image import bzimage_release
 from pytest_hwcrypto.profile import load_profile
 from pytest_hwcrypto.verdict.compare import parse_fraction
@@ -49,6 +49,7 @@ from pytest_hwcrypto.verdict.paired import MIN_PAIRS, escalation_steps
 
 EXIT_REGRESSED = 1
 DEFAULT_BLOCK_SIZES = "4096,65536"
+BY_NAME_CONFIGS = ("blacklist", "prefer", "cmdline")
 
 
 class AbUsageError(Exception):
@@ -95,13 +96,26 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="PATH=VALUE",
         help="the same for B (with one --kernel: the same kernel, two settings, two boots)",
     )
+    parser.add_argument(
+        "--a-cmdline",
+        action="append",
+        default=[],
+        metavar="WORDS",
+        help="kernel command-line words side A boots with (e.g. module_blacklist=aesni_intel)",
+    )
+    parser.add_argument(
+        "--b-cmdline",
+        action="append",
+        default=[],
+        metavar="WORDS",
+        help="the same for B (with one --kernel: the same kernel, two command lines)",
+    )
     parser.add_argument("--out", default="hwcrypto-ab.json", help="results file (resumable)")
     parser.add_argument("--resume", action="store_true", help="continue the pairs already in --out")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     parser.add_argument("--html", metavar="OUT.html", help="report with A and B overlaid")
     parser.add_argument("--plot", metavar="OUT.png", help="the same figure as a PNG")
     parser.set_defaults(func=cmd_ab)
-    add_bisect_parser(sub)
 
 
 def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
@@ -143,7 +157,7 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
+def sigterm_as_exit() -> Iterator[None]:
     """SIGTERM ends the run through SystemExit, so the board's own cleanup (killing its
     process group) runs: killed by the default action, a UML board's helper processes were
     seen outliving hwcrypto ab by over an hour. The pairs so far are in the file already.
@@ -160,7 +174,7 @@ def _sigterm_as_exit() -> Iterator[None]:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-    with _sigterm_as_exit():
+    with sigterm_as_exit():
         return _ab(args)
 
 
@@ -168,14 +182,21 @@ def _ab(args: argparse.Namespace) -> int:
     config_mode = bool(args.b_blacklist or args.b_prefer)
     kernels: list[str | None] = list(args.kernel)
     if config_mode:
+        if args.a_set or args.b_set or args.a_cmdline or args.b_cmdline:
+            raise AbUsageError(
+                "--b-blacklist/--b-prefer compare inside one boot: --a-set/--b-set and "
+                "--a-cmdline/--b-cmdline need a boot per side, give them in another run"
+            )
         if len(kernels) > 1:
             raise AbUsageError("--b-blacklist/--b-prefer compare one kernel: give --kernel once")
         kernels = [kernels[0] if kernels else None] * 2
-    elif len(kernels) < 2 and (args.a_set or args.b_set):
+    elif len(kernels) < 2 and (args.a_set or args.b_set or args.a_cmdline or args.b_cmdline):
         kernels = [kernels[0] if kernels else None] * 2
         args.modules = args.modules * 2
     elif len(kernels) != 2:
-        raise AbUsageError("give --kernel A --kernel B (or one kernel with --b-blacklist)")
+        raise AbUsageError(
+            "give --kernel A --kernel B (or one kernel with --b-blacklist, --b-set or --b-cmdline)"
+        )
     modules: list[str | None] = list(args.modules)
     if modules and len(modules) != (1 if config_mode else 2):
         raise AbUsageError("give --modules once per --kernel, in the same order")
@@ -192,6 +213,15 @@ def _ab(args: argparse.Namespace) -> int:
             config_b["set"] = dict(parse_setting(text) for text in args.b_set)
     except ValueError as error:
         raise AbUsageError(f"--a-set/--b-set: {error}") from None
+    for side_config, option, texts in (
+        (config_a, "--a-cmdline", args.a_cmdline),
+        (config_b, "--b-cmdline", args.b_cmdline),
+    ):
+        try:
+            if texts:
+                side_config["cmdline"] = list(kernel_args_from(texts))
+        except ValueError as error:
+            raise AbUsageError(f"{option} {error}") from None
     if args.b_blacklist:
         config_b["blacklist"] = list(args.b_blacklist)
     if args.b_prefer:
@@ -205,7 +235,7 @@ def _ab(args: argparse.Namespace) -> int:
         raise AbUsageError("--b-blacklist/--b-prefer measure the throughput slice only")
     path = Path(args.out)
     document = _resume_or_start(document, path, args.resume)
-    boards = {side: _checked_board(args, sides[side], side) for side in SIDES}
+    boards = {side: checked_board(args, sides[side], side) for side in SIDES}
     try:
         if config_mode:
             from pytest_hwcrypto.ab.config_runner import ConfigSlices
@@ -293,7 +323,10 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
         algorithms=tuple(args.algorithm),
         sessions=args.sessions,
         max_samples=args.max_samples,
-        by_name=args.by_name or "blacklist" in sides["B"].config or "prefer" in sides["B"].config,
+        # What a side's configuration may take away (a module, a command line's blacklist),
+        # the by-name series still measures: whatever driver serves the name on each side.
+        by_name=args.by_name
+        or any(key in side.config for side in sides.values() for key in BY_NAME_CONFIGS),
         suite=args.suite,
         pytest_args=pytest_args,
     )
@@ -332,7 +365,7 @@ def _resume_or_start(document: AbDocument, path: Path, resume: bool) -> AbDocume
     return existing
 
 
-def _checked_board(args: argparse.Namespace, side: Side, label: str) -> Board:
+def checked_board(args: argparse.Namespace, side: Side, label: str) -> Board:
     """The side's board, checked before anything is measured: paths, modules, tools."""
     for what, given in (("kernel", side.kernel), ("modules", side.modules)):
         if given is not None and not Path(given).exists():
@@ -350,6 +383,7 @@ def _checked_board(args: argparse.Namespace, side: Side, label: str) -> Board:
         # The host's own /lib/modules/<release> is fine here: the QEMU board does not stage it
         # (boards/qemu.py, is_host_modules_dir).
         board = make_board(args.board, side.kernel, side.modules, test_drivers=args.test_drivers)
+        board.kernel_args = tuple(side.config.get("cmdline", ()))
         board.check_prerequisites()
     except BoardError as error:
         raise AbUsageError(f"kernel {label}: {error}") from None
@@ -394,7 +428,8 @@ def report(
         json.dump(document.verdict, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        lines = format_table(outcome.verdicts, document.max_drop)
+        lines = format_sides(document.sides)
+        lines += format_table(outcome.verdicts, document.max_drop)
         lines += format_changes(changes, one_sided)
         lines += [f"expected driver vanished in B: {driver}" for driver in vanished]
         lines.append(summary_line(outcome.verdicts, outcome.pairs, outcome.stopped))
@@ -402,182 +437,3 @@ def report(
             lines.append(f"hwcrypto ab: every pair and sample in {path}")
         sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_REGRESSED if document.verdict["failed"] else 0
-
-
-# --------------------------------------------------------------------------------------
-# hwcrypto bisect-run: one step of `git bisect run`
-
-BISECT_GOOD = 0
-BISECT_BAD = 1
-BISECT_SKIP = 125
-BISECT_ABORT = 128  # git bisect run stops on >= 128: a usage error must not read as "bad"
-
-
-def add_bisect_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "bisect-run",
-        help="one `git bisect run` step: build, boot, measure against the good kernel in pairs",
-        usage="git bisect run hwcrypto bisect-run --good AB.json [--kernel BUILT] "
-        "[--max-drop 5%%] -- BUILD_CMD ...",
-        description="Exit 0 when the series that regressed in --good (an `hwcrypto ab` "
-        "file whose side A is the good kernel) are clearly short of the midpoint of the "
-        "drop it measured, 1 when clearly past it, 125 "
-        "(skip) when the build fails, the board does not boot or the pairs cannot tell; "
-        "128 on a usage error, which stops the bisection. Works with "
-        "`git bisect start --term-old fast --term-new slow`.",
-    )
-    parser.add_argument("--good", required=True, metavar="AB.json")
-    parser.add_argument(
-        "--kernel", help="the image the build makes (default: side B's kernel in --good)"
-    )
-    parser.add_argument("--modules", help="its modules directory (default: side B's)")
-    parser.add_argument("--max-drop", default=None, help="default: the one in --good")
-    parser.add_argument("--pairs", type=int, help="exactly N pairs")
-    parser.add_argument("--budget", type=float, help="seconds per step at most")
-    parser.add_argument("--first-pairs", type=int, default=10)
-    parser.add_argument("--max-pairs", type=int, default=40)
-    parser.add_argument("--workdir", default=".hwcrypto-bisect", help="one A/B file per commit")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
-    parser.set_defaults(func=cmd_bisect_run)
-
-
-def cmd_bisect_run(args: argparse.Namespace) -> int:
-    with _sigterm_as_exit():
-        return _bisect_run(args)
-
-
-def _bisect_run(args: argparse.Namespace) -> int:
-    import subprocess
-    import time
-
-    started = time.monotonic()
-    try:
-        good = load_document(Path(args.good))
-        document = _bisect_document(args, good)
-    except (AbFileError, AbUsageError, ValueError) as error:
-        sys.stderr.write(f"hwcrypto bisect-run: error: {error}\n")
-        return BISECT_ABORT
-    commit = _commit_name()
-    if args.pytest_args:
-        built = subprocess.run(args.pytest_args, check=False)
-        if built.returncode != 0:
-            sys.stderr.write(
-                f"hwcrypto bisect-run: {commit}: build failed (exit {built.returncode}): skip\n"
-            )
-            return BISECT_SKIP
-    focus = _focus_series(good)
-    workdir = Path(args.workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / f"{commit}.json"
-    path.unlink(missing_ok=True)
-    try:
-        boards = {
-            side: _checked_board(_board_args(good), document.sides[side], side) for side in SIDES
-        }
-        slices = BoardSlices(
-            boards,
-            {side: boards[side].kernel_description() for side in SIDES},
-            document.slice,
-            args.timeout,
-            sys.stderr,
-            settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},
-        )
-        outcome = run_ab(
-            document,
-            slices,
-            path,
-            budget_seconds=args.budget,
-            focus=set(focus),
-            undecided_of=lambda verdicts: [v for v in verdicts if _side(v, focus) is None],
-        )
-    except (AbError, AbUsageError) as error:
-        sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}: skip\n")
-        return BISECT_SKIP
-    judged = outcome.verdicts
-    report(document, outcome, path, False, [])
-    code, word = _bisect_word(judged, focus)
-    sys.stderr.write(
-        f"hwcrypto bisect-run: {commit}: {word} ({len(judged)} series, {outcome.pairs} pairs, "
-        f"{time.monotonic() - started:.0f} s with the build)\n"
-    )
-    return code
-
-
-def _side(verdict: SeriesVerdict, focus: dict[SeriesKey, float]) -> str | None:
-    """A focus series against the midpoint of its known drop; without one (--good had no
-    regressed series), the paired verdict itself: regressed is slow, same or better fast."""
-    from pytest_hwcrypto.verdict.paired import PairedVerdict
-
-    known = focus.get(verdict.key)
-    if known is not None and known < 0:
-        return bisect_side(verdict, known)
-    word = verdict.comparison.verdict
-    if word is PairedVerdict.REGRESSED:
-        return "slow"
-    return None if word is PairedVerdict.UNKNOWN else "fast"
-
-
-def _bisect_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> tuple[int, str]:
-    if not judged:
-        return BISECT_SKIP, "skip: none of the series of --good was measured"
-    sides = [_side(v, focus) for v in judged]
-    if "slow" in sides:
-        return BISECT_BAD, "slow (bad): past the midpoint of the known drop"
-    if None in sides:
-        return BISECT_SKIP, "skip: could not tell within the pairs"
-    return BISECT_GOOD, "fast (good)"
-
-
-def _bisect_document(args: argparse.Namespace, good: AbDocument) -> AbDocument:
-    side_b = good.sides["B"]
-    kernel = args.kernel or side_b.kernel
-    if kernel is None:
-        raise AbUsageError("--kernel: the good file's side B names no kernel image")
-    max_drop = parse_fraction(args.max_drop) if args.max_drop else good.max_drop
-    if args.pairs is not None:
-        steps = [args.pairs]
-    else:
-        steps = escalation_steps(args.first_pairs, args.max_pairs)
-    return AbDocument(
-        board=good.board,
-        sides={"A": good.sides["A"], "B": Side("B", kernel, args.modules or side_b.modules)},
-        slice=good.slice,
-        seed=random.SystemRandom().randrange(2**31),
-        max_drop=max_drop,
-        alpha=good.alpha,
-        steps=steps,
-    )
-
-
-def _board_args(good: AbDocument) -> argparse.Namespace:
-    return argparse.Namespace(board=good.board, test_drivers=False)
-
-
-def _focus_series(good: AbDocument) -> dict[SeriesKey, float]:
-    """The series --good found regressed, with the change it measured: what the bisection
-    is about (empty: all series, judged by the paired verdict)."""
-    focus: dict[SeriesKey, float] = {}
-    for entry in good.verdict.get("series", []):
-        if entry.get("verdict") == "regressed":
-            key = (
-                entry["source"],
-                entry["algorithm"],
-                entry["key_bits"],
-                entry["block_size"],
-                entry["op"],
-                entry["driver"],
-            )
-            focus[key] = float(entry["change"])
-    return focus
-
-
-def _commit_name() -> str:
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return "worktree"
-    return done.stdout.strip() or "worktree"

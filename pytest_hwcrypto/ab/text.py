@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from pytest_hwcrypto.ab.document import Side
 from pytest_hwcrypto.ab.series import KernelChanges, SeriesKey, SeriesVerdict, describe_key
 from pytest_hwcrypto.verdict.paired import PairedVerdict
 
@@ -19,6 +20,28 @@ _ORDER = {
 
 def _percent(value: float) -> str:
     return "   n/a" if math.isnan(value) else f"{value * 100:+.1f}%"
+
+
+def format_sides(sides: Mapping[str, Side]) -> list[str]:
+    """One line per side: its kernel and what it changes (command line, knobs, modules left
+    out, a driver preferred) -- the same kernel twice differs only there."""
+    lines = []
+    for label in sorted(sides):
+        side = sides[label]
+        parts = [side.kernel or "the board's default kernel"]
+        if side.modules:
+            parts.append(f"modules {side.modules}")
+        config = side.config
+        if config.get("cmdline"):
+            parts.append("command line + " + " ".join(config["cmdline"]))
+        for path, value in sorted(dict(config.get("set") or {}).items()):
+            parts.append(f"{path}={value}")
+        if config.get("blacklist"):
+            parts.append("without " + ", ".join(config["blacklist"]))
+        if config.get("prefer"):
+            parts.append(f"{config['prefer']} preferred")
+        lines.append(f"{label}: " + "; ".join(parts))
+    return lines
 
 
 def format_table(verdicts: Sequence[SeriesVerdict], max_drop: float) -> list[str]:

@@ -156,6 +156,33 @@ echo HWCRYPTO-BOARD-EXIT=$rc
 """
 
 
+# What the boards' own command lines set: a word that changed them would break the board
+# (its init, console or root filesystem), not configure the kernel under test.
+BOARD_OWNED_PARAMETERS = frozenset(
+    {"init", "rdinit", "root", "rootfstype", "rootflags", "ro", "rw", "con", "con0", "console",
+     "mem", "panic", "ubd0"}
+)  # fmt: skip
+
+
+def kernel_args_from(texts: Iterable[str]) -> tuple[str, ...]:
+    """Kernel command-line words from option values ("a=1 b", shell-quoted): ValueError
+    names a word the board owns itself."""
+    words: list[str] = []
+    for text in texts:
+        try:
+            split = shlex.split(text)
+        except ValueError as error:
+            raise ValueError(f"{text!r}: {error}") from None
+        for word in split:
+            if word.split("=", 1)[0] in BOARD_OWNED_PARAMETERS:
+                raise ValueError(
+                    f"{word!r}: the board sets {word.split('=', 1)[0]} itself (it boots the "
+                    "board's own init, console and root file system)"
+                )
+            words.append(word)
+    return tuple(words)
+
+
 class Board(ABC):
     """A virtual board. Subclasses say how to boot; running and reporting is shared."""
 
@@ -163,6 +190,9 @@ class Board(ABC):
     # The Python a pytest session inside runs with; None: the host's (sys.executable),
     # which boards sharing the host's root filesystem run as it is.
     guest_python: str | None = None
+    # More words for the kernel command line (`hwcrypto ab --b-cmdline`), checked by
+    # kernel_args_from; a board that boots a kernel it is given adds them to its own.
+    kernel_args: tuple[str, ...] = ()
 
     def guest_environment(self, env: dict[str, str]) -> dict[str, str]:
         """The environment the command gets inside; a board whose guest cannot run the

@@ -374,6 +374,8 @@ class QemuBoard(Board):
         ]
         if not self.accelerator().kvm:
             argv.insert(argv.index("--name"), "--disable-kvm")
+        for word in self.kernel_args:
+            argv[argv.index("--exec") : argv.index("--exec")] = ["--append", word]
         return argv
 
     def _kernel_for_vng(self, run_dir: Path) -> Path:
@@ -485,7 +487,8 @@ fi
         files (other boards' run directories among them) show through and every lookup
         goes over 9p. The run directory, the one writable host directory, and a custom
         modules directory (which may well live under /tmp) are bound aside first and
-        brought back on top.
+        brought back on top -- the run directory last, so that a kept directory holding it
+        (the caller working in /tmp itself) cannot cover it.
         """
         run = shlex.quote(str(run_dir))
         keep_modules = ""
@@ -508,10 +511,10 @@ fi
 mkdir -p /run/hwcrypto-run
 mount --bind {run} /run/hwcrypto-run
 {keep_modules}{keep_dirs}mount -t tmpfs -o mode=1777 tmpfs /tmp
-mkdir -p {run}
+{restore_dirs}mkdir -p {run}
 mount --bind /run/hwcrypto-run {run}
 umount /run/hwcrypto-run
-{restore_dirs}"""
+"""
 
     def _modules_setup(self) -> str:
         """Custom modules under /lib/modules/<release>, as on the UML board.

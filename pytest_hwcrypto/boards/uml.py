@@ -124,6 +124,9 @@ class UmlBoard(Board):
             *pin,
             *preload,
             str(self.kernel),
+            # the caller's words first: the board's own below could not be overridden
+            # anyway (kernel_args_from refuses them), but the order keeps that true
+            *self.kernel_args,
             f"mem={self.memory}",
             "rootfstype=hostfs",
             "rootflags=/",
@@ -147,9 +150,15 @@ class UmlBoard(Board):
     def _keep_visible(cwd: Path, run_dir: Path) -> str:
         """Mount host directories back, read-only, where a scratch tmpfs covers them."""
         script = ""
-        for directory in host_dirs_to_keep(cwd, SCRATCH_DIRS, run_dir):
+        kept = host_dirs_to_keep(cwd, SCRATCH_DIRS, run_dir)
+        for directory in kept:
             where = shlex.quote(str(directory))
             script += f"mkdir -p {where}\nmount -r -t hostfs none {where} -o {where}\n"
+        if any(directory in run_dir.parents for directory in kept):
+            # Run from /tmp itself: the read-only /tmp just mounted covers the run
+            # directory, the one place the board writes its results -- mount it again on top.
+            run = shlex.quote(str(run_dir))
+            script += f"mount -t hostfs none {run} -o {run}\n"
         return script
 
     def _setup_script(self, run_dir: Path) -> str:

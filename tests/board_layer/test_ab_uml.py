@@ -69,3 +69,27 @@ def test_a_kernel_that_is_not_there_is_named(uml_board: UmlBoard, tmp_path: Path
     assert done.returncode == 2
     assert done.stderr.strip() == f"hwcrypto: error: kernel B: {missing} does not exist"
     assert not (tmp_path / "x.json").exists()
+
+
+def test_one_kernel_two_command_lines(uml_board: UmlBoard, tmp_path: Path) -> None:
+    """B boots the same kernel with `module_blacklist=aes_ti` (Debian's UML builds
+    aes-fixed-time as a module): it must be gone from B's inventory and from what serves
+    cbc(aes) there, and the by-name series measured on both sides."""
+    out = tmp_path / "cmdline.json"
+    done = _ab(
+        "--kernel", str(uml_board.kernel), "--b-cmdline", "module_blacklist=aes_ti",
+        "--algorithm", "cbc(aes)", "--block-sizes", "65536", "--slice-seconds", "0.5",
+        "--pairs", "6", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert "B: " in done.stdout and "command line + module_blacklist=aes_ti" in done.stdout
+    document = json.loads(out.read_text())
+    assert document["sides"]["B"]["config"] == {"cmdline": ["module_blacklist=aes_ti"]}
+    drivers = {side: {e["driver"] for e in document["inventory"][side]} for side in ("A", "B")}
+    assert "aes-fixed-time" in drivers["A"] and "aes-fixed-time" not in drivers["B"]
+    assert "aes-fixed-time" in document["verdict"]["changes"]["drivers_only_in_a"]
+    # the one series both sides measured: cbc(aes) by name, aes-fixed-time's template in A
+    # and aes-generic's in B -- ~1.9x apart on this board, so six pairs decide it
+    (by_name,) = document["verdict"]["series"]
+    assert by_name["driver"] == "(by name)" and by_name["algorithm"] == "cbc(aes)"
+    assert by_name["verdict"] != "could not tell yet"

@@ -160,3 +160,18 @@ def test_every_board_process_runs_on_the_one_chosen_cpu(
     # The UML kernel's process and the host processes of guest programs (sleep, sh, ...).
     assert len(seen) >= 2, seen
     assert set(seen.values()) == {str(cpu)}, seen
+
+
+def test_working_in_tmp_itself_keeps_the_run_directory_writable(uml_board: UmlBoard) -> None:
+    """/tmp kept visible read-only must not cover the run directory inside it, where the
+    board writes its exit code, dmesg and results (hwcrypto ab run from /tmp failed so)."""
+    out = io.StringIO()
+    result = uml_board.run(
+        "ls -d /tmp/hwcrypto-board-* >/dev/null && echo listed",
+        cwd=Path("/tmp"),
+        env=passed_environment(os.environ),
+        timeout=60,
+        stream=out,
+    )
+    assert result.exit_code == 0, out.getvalue()
+    assert "listed" in out.getvalue()

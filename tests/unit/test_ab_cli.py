@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import cli, cli_ab
+from pytest_hwcrypto import cli, cli_ab, cli_bisect
 from pytest_hwcrypto.ab.document import AbDocument, Side, save_document
 from pytest_hwcrypto.ab.series import SeriesVerdict
 from pytest_hwcrypto.ab.slice import SliceSpec, parse_setting
@@ -63,7 +63,7 @@ def verdict(word: PairedVerdict, low: float = -0.25, high: float = -0.01) -> Ser
 def test_bisect_without_a_known_drop_uses_the_paired_verdict(
     words: list[PairedVerdict], code: int
 ) -> None:
-    assert cli_ab._bisect_word([verdict(w) for w in words], {})[0] == code
+    assert cli_bisect.bisect_word([verdict(w) for w in words], {})[0] == code
 
 
 @pytest.mark.parametrize(
@@ -77,20 +77,20 @@ def test_bisect_without_a_known_drop_uses_the_paired_verdict(
 )
 def test_bisect_against_the_midpoint_of_the_known_drop(low: float, high: float, code: int) -> None:
     step = verdict(PairedVerdict.UNKNOWN, low, high)
-    assert cli_ab._bisect_word([step], {KEY: -0.20})[0] == code
+    assert cli_bisect.bisect_word([step], {KEY: -0.20})[0] == code
 
 
 def test_only_the_series_that_regressed_in_good_are_bisected(tmp_path: Path) -> None:
     from pytest_hwcrypto.ab.document import load_document
 
-    focus = cli_ab._focus_series(load_document(good_file(tmp_path, "/tree/linux")))
+    focus = cli_bisect.focus_series(load_document(good_file(tmp_path, "/tree/linux")))
     assert focus == {KEY: -0.2}
 
 
 def test_a_failed_build_is_skip(tmp_path: Path) -> None:
     good = good_file(tmp_path, "/tree/linux")
     code = cli.main(["bisect-run", "--good", str(good), "--", "sh", "-c", "exit 2"])
-    assert code == cli_ab.BISECT_SKIP
+    assert code == cli_bisect.BISECT_SKIP
 
 
 def test_a_usage_error_stops_the_bisection(
@@ -109,7 +109,7 @@ def test_a_kernel_that_does_not_exist_after_the_build_is_skip(
 ) -> None:
     good = good_file(tmp_path, str(tmp_path / "never-built"))
     code = cli.main(["bisect-run", "--good", str(good), "--workdir", str(tmp_path / "w")])
-    assert code == cli_ab.BISECT_SKIP
+    assert code == cli_bisect.BISECT_SKIP
     assert "does not exist: skip" in capsys.readouterr().err
 
 
@@ -153,7 +153,7 @@ def test_sigterm_ends_the_run_through_its_cleanup_and_the_handler_comes_back() -
 
     before = signal.getsignal(signal.SIGTERM)
     cleaned = []
-    with pytest.raises(SystemExit) as stopped, cli_ab._sigterm_as_exit():
+    with pytest.raises(SystemExit) as stopped, cli_ab.sigterm_as_exit():
         try:
             os.kill(os.getpid(), signal.SIGTERM)
         finally:

@@ -1,0 +1,195 @@
+"""`hwcrypto bisect-run`: one step of `git bisect run` -- build, boot, measure against the
+good kernel in pairs (the engine of `hwcrypto ab`, cli_ab.py), answer good/bad/skip.
+
+git bisect run reads the exit code: 0 good, 1 bad, 125 skip, >= 128 stops the bisection.
+A step is judged against the midpoint of the drop the good file measured (docs/ab.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+
+from pytest_hwcrypto.ab.document import SIDES, AbDocument, AbFileError, Side, load_document
+from pytest_hwcrypto.ab.engine import AbError, BoardSlices, run_ab
+from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, bisect_side
+from pytest_hwcrypto.cli_ab import AbUsageError, checked_board, report, sigterm_as_exit
+from pytest_hwcrypto.verdict.compare import parse_fraction
+from pytest_hwcrypto.verdict.paired import escalation_steps
+
+BISECT_GOOD = 0
+BISECT_BAD = 1
+BISECT_SKIP = 125
+BISECT_ABORT = 128  # git bisect run stops on >= 128: a usage error must not read as "bad"
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "bisect-run",
+        help="one `git bisect run` step: build, boot, measure against the good kernel in pairs",
+        usage="git bisect run hwcrypto bisect-run --good AB.json [--kernel BUILT] "
+        "[--max-drop 5%%] -- BUILD_CMD ...",
+        description="Exit 0 when the series that regressed in --good (an `hwcrypto ab` "
+        "file whose side A is the good kernel) are clearly short of the midpoint of the "
+        "drop it measured, 1 when clearly past it, 125 "
+        "(skip) when the build fails, the board does not boot or the pairs cannot tell; "
+        "128 on a usage error, which stops the bisection. Works with "
+        "`git bisect start --term-old fast --term-new slow`.",
+    )
+    parser.add_argument("--good", required=True, metavar="AB.json")
+    parser.add_argument(
+        "--kernel", help="the image the build makes (default: side B's kernel in --good)"
+    )
+    parser.add_argument("--modules", help="its modules directory (default: side B's)")
+    parser.add_argument("--max-drop", default=None, help="default: the one in --good")
+    parser.add_argument("--pairs", type=int, help="exactly N pairs")
+    parser.add_argument("--budget", type=float, help="seconds per step at most")
+    parser.add_argument("--first-pairs", type=int, default=10)
+    parser.add_argument("--max-pairs", type=int, default=40)
+    parser.add_argument("--workdir", default=".hwcrypto-bisect", help="one A/B file per commit")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
+    parser.set_defaults(func=cmdbisect_run)
+
+
+def cmdbisect_run(args: argparse.Namespace) -> int:
+    with sigterm_as_exit():
+        return bisect_run(args)
+
+
+def bisect_run(args: argparse.Namespace) -> int:
+    import subprocess
+    import time
+
+    started = time.monotonic()
+    try:
+        good = load_document(Path(args.good))
+        document = bisect_document(args, good)
+    except (AbFileError, AbUsageError, ValueError) as error:
+        sys.stderr.write(f"hwcrypto bisect-run: error: {error}\n")
+        return BISECT_ABORT
+    commit = commit_name()
+    if args.pytest_args:
+        built = subprocess.run(args.pytest_args, check=False)
+        if built.returncode != 0:
+            sys.stderr.write(
+                f"hwcrypto bisect-run: {commit}: build failed (exit {built.returncode}): skip\n"
+            )
+            return BISECT_SKIP
+    focus = focus_series(good)
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / f"{commit}.json"
+    path.unlink(missing_ok=True)
+    try:
+        boards = {
+            side: checked_board(board_args(good), document.sides[side], side) for side in SIDES
+        }
+        slices = BoardSlices(
+            boards,
+            {side: boards[side].kernel_description() for side in SIDES},
+            document.slice,
+            args.timeout,
+            sys.stderr,
+            settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},
+        )
+        outcome = run_ab(
+            document,
+            slices,
+            path,
+            budget_seconds=args.budget,
+            focus=set(focus),
+            undecided_of=lambda verdicts: [v for v in verdicts if step_side(v, focus) is None],
+        )
+    except (AbError, AbUsageError) as error:
+        sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}: skip\n")
+        return BISECT_SKIP
+    judged = outcome.verdicts
+    report(document, outcome, path, False, [])
+    code, word = bisect_word(judged, focus)
+    sys.stderr.write(
+        f"hwcrypto bisect-run: {commit}: {word} ({len(judged)} series, {outcome.pairs} pairs, "
+        f"{time.monotonic() - started:.0f} s with the build)\n"
+    )
+    return code
+
+
+def step_side(verdict: SeriesVerdict, focus: dict[SeriesKey, float]) -> str | None:
+    """A focus series against the midpoint of its known drop; without one (--good had no
+    regressed series), the paired verdict itself: regressed is slow, same or better fast."""
+    from pytest_hwcrypto.verdict.paired import PairedVerdict
+
+    known = focus.get(verdict.key)
+    if known is not None and known < 0:
+        return bisect_side(verdict, known)
+    word = verdict.comparison.verdict
+    if word is PairedVerdict.REGRESSED:
+        return "slow"
+    return None if word is PairedVerdict.UNKNOWN else "fast"
+
+
+def bisect_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> tuple[int, str]:
+    if not judged:
+        return BISECT_SKIP, "skip: none of the series of --good was measured"
+    sides = [step_side(v, focus) for v in judged]
+    if "slow" in sides:
+        return BISECT_BAD, "slow (bad): past the midpoint of the known drop"
+    if None in sides:
+        return BISECT_SKIP, "skip: could not tell within the pairs"
+    return BISECT_GOOD, "fast (good)"
+
+
+def bisect_document(args: argparse.Namespace, good: AbDocument) -> AbDocument:
+    side_b = good.sides["B"]
+    kernel = args.kernel or side_b.kernel
+    if kernel is None:
+        raise AbUsageError("--kernel: the good file's side B names no kernel image")
+    max_drop = parse_fraction(args.max_drop) if args.max_drop else good.max_drop
+    if args.pairs is not None:
+        steps = [args.pairs]
+    else:
+        steps = escalation_steps(args.first_pairs, args.max_pairs)
+    return AbDocument(
+        board=good.board,
+        sides={"A": good.sides["A"], "B": Side("B", kernel, args.modules or side_b.modules)},
+        slice=good.slice,
+        seed=random.SystemRandom().randrange(2**31),
+        max_drop=max_drop,
+        alpha=good.alpha,
+        steps=steps,
+    )
+
+
+def board_args(good: AbDocument) -> argparse.Namespace:
+    return argparse.Namespace(board=good.board, test_drivers=False)
+
+
+def focus_series(good: AbDocument) -> dict[SeriesKey, float]:
+    """The series --good found regressed, with the change it measured: what the bisection
+    is about (empty: all series, judged by the paired verdict)."""
+    focus: dict[SeriesKey, float] = {}
+    for entry in good.verdict.get("series", []):
+        if entry.get("verdict") == "regressed":
+            key = (
+                entry["source"],
+                entry["algorithm"],
+                entry["key_bits"],
+                entry["block_size"],
+                entry["op"],
+                entry["driver"],
+            )
+            focus[key] = float(entry["change"])
+    return focus
+
+
+def commit_name() -> str:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return "worktree"
+    return done.stdout.strip() or "worktree"
