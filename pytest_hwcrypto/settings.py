@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from pytest_hwcrypto.kernel.classify import split_top_level
+from pytest_hwcrypto.measure.parallel import DEFAULT_CONCURRENCY, parse_concurrency_levels
 from pytest_hwcrypto.measure.plan import MIN_SAMPLES
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list, parse_size
 from pytest_hwcrypto.vocabulary import (
@@ -332,6 +333,14 @@ class Options:
         parse_block_size_list,
         "LIST",
         DEFAULT_BLOCK_SIZES,
+    )
+    concurrency: tuple[int, ...] = _setting(
+        "requests in flight the throughput suites measure each driver at (AF_ALG: N "
+        "threads, each an op socket of one transform; /dev/crypto: a session per thread), "
+        "e.g. 1,4,16; offload engines only show their worth with several",
+        parse_concurrency_levels,
+        "LIST",
+        DEFAULT_CONCURRENCY,
     )
     load: LoadSpec | None = _setting(
         "background load while measuring: cpu:N busy-loop processes (like stress -c N)",

@@ -102,6 +102,8 @@ class FindingKind(Word):
     DMCRYPT_REFUSES_DRIVER = "dmcrypt-refuses-driver"
     # The dmcrypt suite checked less than --hwcrypto-dmcrypt-bytes to fit its budget.
     DMCRYPT_SHORTENED = "dmcrypt-shortened"
+    # A hardware driver loses to software one request at a time, wins with N in flight.
+    NEEDS_CONCURRENCY = "needs-concurrency"
     # A container config with no device policy: the container gets every host device.
     CONTAINER_DEVICES_UNRESTRICTED = "container-devices-unrestricted"
     # The same driver slower inside a container than on the host by more than the bar.

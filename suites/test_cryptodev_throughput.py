@@ -31,6 +31,7 @@ from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     crossover_findings,
     hw_loses_to_sw_findings,
+    needs_concurrency_findings,
     winner_not_fastest_findings,
 )
 from pytest_hwcrypto.vocabulary import Suite
@@ -76,6 +77,7 @@ def cryptodev_throughput(
         options.budget,
         max_samples=options.max_samples,
         sessions=options.sessions,
+        concurrency=options.concurrency,
     )
     with BackgroundLoad(options.load) as load:
         run = run_plan(plan, engine, load=load)
@@ -89,6 +91,7 @@ def cryptodev_throughput(
         winner_not_fastest_findings(measurements, inventory)
         + hw_loses_to_sw_findings(measurements, inventory)
         + crossover_findings(measurements, inventory)
+        + needs_concurrency_findings(measurements, inventory)
     ):
         hwcrypto_results.add_finding(finding)
     return run

@@ -58,6 +58,7 @@ from pytest_hwcrypto.verdict.rules import (
     Scope,
     crossover_findings,
     hw_loses_to_sw_findings,
+    needs_concurrency_findings,
     rules_from_profile,
     winner_not_fastest_findings,
 )
@@ -143,6 +144,7 @@ def throughput(
         prefer={a for a in ruled if a},
         max_samples=hwcrypto_run.options.max_samples,
         sessions=hwcrypto_run.options.sessions,
+        concurrency=hwcrypto_run.options.concurrency,
     )
     with BackgroundLoad(load_spec) as load:
         run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)
@@ -170,6 +172,7 @@ def _findings(run: ThroughputRun, inventory: Sequence[InventoryItem]) -> list[Fi
         winner_not_fastest_findings(measurements, inventory)
         + hw_loses_to_sw_findings(measurements, inventory)
         + crossover_findings(measurements, inventory)
+        + needs_concurrency_findings(measurements, inventory)
     )
     for failure in run.failures:
         if failure.masked:

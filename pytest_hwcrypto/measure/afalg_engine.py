@@ -7,6 +7,12 @@ harness-fidelity benchmark compares the two). Binding a template instance by dri
 makes the kernel create it, so opening is also where `cbc(aes-generic)` comes to exist.
 The driver that served is the one the session resolved on bind (its /proc/crypto refcnt
 rose), and a run records that, not the name asked for.
+
+With N requests in flight (`at_concurrency`, --hwcrypto-concurrency) the bound transform
+accepts N more op sockets, each driven by a thread of its own (measure/parallel.py): one
+key, one transform, N requests in the kernel at once -- the way a server shares one tfm.
+A socket carries one request at a time (AF_ALG allows one AIO request per socket since
+2023), so N sockets is how user space keeps N requests in flight.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pytest_hwcrypto.measure.engine import (
     Sample,
     Timing,
 )
+from pytest_hwcrypto.measure.parallel import LanePool, LaneWork, ParallelRequests
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, MAX_SESSIONS, AlgType, Source
 
@@ -72,7 +79,27 @@ class AfAlgBound:
             driver=session.driver or target.driver,
             how=f"AF_ALG bind of {target.driver} (driver known by {session.driver_evidence})",
         )
+        self._timing = timing
+        self._timeout = timeout
         self._loop = RequestLoop(self, timing, os.urandom)
+        self._levels: dict[int, AfAlgConcurrent] = {}
+
+    def at_concurrency(self, level: int) -> AfAlgConcurrent:
+        """This transform measured with `level` requests in flight (kept for the session)."""
+        if level not in self._levels:
+            self._levels[level] = AfAlgConcurrent(self, level)
+        return self._levels[level]
+
+    def lane_work(self, op: str, block: bytes) -> LaneWork:
+        """One more op socket's request loop on this transform (for AfAlgConcurrent)."""
+        try:
+            if self._hash is not None:
+                return self._hash.lane(block)
+            if self._skcipher is not None:
+                return self._skcipher.lane(block, self._iv, op)
+        except (afalg.AfAlgError, OSError) as error:
+            raise EngineError(str(error)) from None
+        raise EngineError(f"{self.target.driver}: session is closed")
 
     def run(self, op: str, block: bytes, count: int) -> None:
         """`count` requests of `block`; AF_ALG's errors become EngineErrors."""
@@ -91,9 +118,42 @@ class AfAlgBound:
         return self._loop.sample(op, block_size, seconds)
 
     def close(self) -> None:
+        for level in self._levels.values():
+            level.close()
+        self._levels.clear()
         for session in (self._skcipher, self._hash):
             if session is not None:
                 session.close()
+
+
+class AfAlgConcurrent:
+    """A target's transform sampled with `level` op sockets in flight, a thread each."""
+
+    def __init__(self, bound: AfAlgBound, level: int) -> None:
+        self.evidence = bound.evidence
+        self.level = level
+        self._pool = LanePool(
+            level, bound._timeout, f"{bound.evidence.driver} ({level} requests in flight)"
+        )
+        self._runner = ParallelRequests(
+            self._pool, lambda _lane, op, block: bound.lane_work(op, block)
+        )
+        self._loop = RequestLoop(self, bound._timing, os.urandom)
+
+    def run(self, op: str, block: bytes, count: int) -> None:
+        try:
+            self._runner.run(op, block, count)
+        except (afalg.AfAlgError, OSError) as error:
+            raise EngineError(str(error)) from None
+
+    def warm_up(self, op: str, block_size: int, seconds: float) -> None:
+        self._loop.warm_up(op, block_size, seconds)
+
+    def sample(self, op: str, block_size: int, seconds: float) -> Sample:
+        return self._loop.sample(op, block_size, seconds)
+
+    def close(self) -> None:
+        self._pool.close()
 
 
 def _iv_for(session: afalg.SkcipherSession) -> bytes | None:

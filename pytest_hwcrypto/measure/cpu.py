@@ -12,8 +12,17 @@ figures make that visible next to bytes per second:
   background load (--hwcrypto-load) is subtracted; other activity on the machine remains,
   which is why it is reported beside the process figure, not instead of it.
 
+* **kernel threads** -- user + system time of every kernel thread (kthreadd's children:
+  kworkers, cryptd, an engine's own threads), from /proc/<pid>/stat, when the meter is
+  asked to (`kernel_threads=True`). An asynchronous driver's completion work, and the work
+  items of a driver that computes off the submitter's thread, run there and are charged
+  to no user process. Not counted: interrupt and softirq time charged to no thread, and
+  the time of a kworker that exits between two readings.
+
 Bytes per CPU-second is then bytes / CPU seconds: a driver that moves the same bytes per
-second with half the CPU shows twice the figure.
+second with half the CPU shows twice the figure. CPU seconds per byte (`cpu_per_byte` in
+the results) is process + kernel-thread seconds over bytes, the cost of the path to the
+machine whatever thread pays it.
 
 The parsers are pure; `CpuMeter` reads the files.
 """
@@ -108,6 +117,61 @@ def parse_pid_stat(text: str, ticks_per_second: int) -> float:
         raise CpuStatError(f"/proc/<pid>/stat has no utime/stime: {text[:60]!r}") from None
 
 
+def parse_pid_parent(text: str) -> int:
+    """The parent pid (field 4) from /proc/<pid>/stat (counted from the last ')')."""
+    closing = text.rfind(")")
+    rest = text[closing + 1 :].split() if closing >= 0 else []
+    try:
+        return int(rest[1])
+    except (IndexError, ValueError):
+        raise CpuStatError(f"/proc/<pid>/stat has no parent pid: {text[:60]!r}") from None
+
+
+# kthreadd: every kernel thread is it or one of its children
+KTHREADD_PID = 2
+
+
+class KernelThreadClock:
+    """CPU seconds of all kernel threads together, read from /proc/<pid>/stat.
+
+    Which pids are kernel threads is learnt once per pid (its parent is kthreadd), so a
+    reading after the first opens only the kernel threads' stat files.
+    """
+
+    def __init__(self, proc: Path, ticks_per_second: int) -> None:
+        self._proc = proc
+        self._ticks = ticks_per_second
+        self._is_kthread: dict[int, bool] = {}
+
+    def seconds(self) -> float | None:
+        try:
+            names = os.listdir(self._proc)
+        except OSError:
+            return None
+        total = 0.0
+        alive = set()
+        for name in names:
+            if not name.isdigit():
+                continue
+            pid = int(name)
+            alive.add(pid)
+            known = self._is_kthread.get(pid)
+            if known is False:
+                continue
+            try:
+                text = (self._proc / name / "stat").read_text()
+                if known is None:
+                    known = pid == KTHREADD_PID or parse_pid_parent(text) == KTHREADD_PID
+                    self._is_kthread[pid] = known
+                if known:
+                    total += parse_pid_stat(text, self._ticks)
+            except (OSError, CpuStatError):
+                continue  # ended meanwhile
+        for gone in set(self._is_kthread) - alive:
+            del self._is_kthread[gone]
+        return total
+
+
 def process_cpu_seconds() -> float:
     """User + system CPU seconds of this process so far (all its threads)."""
     if resource is not None:
@@ -124,6 +188,7 @@ class CpuSnapshot:
     process: float
     system_busy: float | None  # None where /proc/stat cannot be read
     excluded: float  # CPU of processes whose time must not count (our background load)
+    kernel_threads: float | None = None  # None unless the meter reads them
 
 
 @dataclass(frozen=True)
@@ -132,24 +197,45 @@ class CpuUsage:
 
     process_seconds: float = 0.0
     system_seconds: float | None = 0.0  # busy time of all CPUs, our background load excluded
+    kernel_thread_seconds: float | None = None  # all kernel threads; None: not read
 
     def __add__(self, other: CpuUsage) -> CpuUsage:
-        system = (
-            None
-            if self.system_seconds is None or other.system_seconds is None
-            else self.system_seconds + other.system_seconds
+        return CpuUsage(
+            self.process_seconds + other.process_seconds,
+            _sum_known(self.system_seconds, other.system_seconds),
+            _sum_known(self.kernel_thread_seconds, other.kernel_thread_seconds),
         )
-        return CpuUsage(self.process_seconds + other.process_seconds, system)
+
+    @property
+    def path_seconds(self) -> float:
+        """What the measured path cost: the process, plus kernel threads where read."""
+        return self.process_seconds + (self.kernel_thread_seconds or 0.0)
+
+
+def _sum_known(one: float | None, other: float | None) -> float | None:
+    return None if one is None or other is None else one + other
 
 
 def usage_between(before: CpuSnapshot, after: CpuSnapshot) -> CpuUsage:
     process = max(after.process - before.process, 0.0)
+    kthreads = (
+        None
+        if before.kernel_threads is None or after.kernel_threads is None
+        else max(after.kernel_threads - before.kernel_threads, 0.0)
+    )
     if before.system_busy is None or after.system_busy is None:
-        return CpuUsage(process, None)
+        return CpuUsage(process, None, kthreads)
     busy = after.system_busy - before.system_busy
     excluded = after.excluded - before.excluded
     # Tick-granular counters can make the difference slightly negative for short intervals.
-    return CpuUsage(process, max(busy - excluded, 0.0))
+    return CpuUsage(process, max(busy - excluded, 0.0), kthreads)
+
+
+def cpu_per_byte(byte_count: float, cpu_seconds: float) -> float | None:
+    """CPU seconds per byte; None without bytes (nothing to divide)."""
+    if byte_count <= 0:
+        return None
+    return cpu_seconds / byte_count
 
 
 def total_usage(usages: Iterable[CpuUsage]) -> CpuUsage:
@@ -173,18 +259,34 @@ class CpuMeter:
         self,
         excluded_pids: Callable[[], Iterable[int]] = tuple,
         proc: Path = Path("/proc"),
+        kernel_threads: bool = False,
     ) -> None:
         self._excluded_pids = excluded_pids
         self._proc = proc
         self._ticks = clock_ticks_per_second()
         self._stat_readable = True
+        self._kthreads = KernelThreadClock(proc, self._ticks) if kernel_threads else None
 
     def snapshot(self) -> CpuSnapshot:
         return CpuSnapshot(
             process=process_cpu_seconds(),
             system_busy=self._system_busy(),
             excluded=self._excluded_seconds(),
+            kernel_threads=self._kthreads.seconds() if self._kthreads else None,
         )
+
+    def start(self) -> CpuSnapshot:
+        """A snapshot that opens an interval: this process's own CPU read last, so reading
+        the kernel threads' files (milliseconds on UML) is not charged to the interval."""
+        kthreads = self._kthreads.seconds() if self._kthreads else None
+        system, excluded = self._system_busy(), self._excluded_seconds()
+        return CpuSnapshot(process_cpu_seconds(), system, excluded, kthreads)
+
+    def stop(self) -> CpuSnapshot:
+        """A snapshot that closes an interval: this process's own CPU read first."""
+        process = process_cpu_seconds()
+        kthreads = self._kthreads.seconds() if self._kthreads else None
+        return CpuSnapshot(process, self._system_busy(), self._excluded_seconds(), kthreads)
 
     def _system_busy(self) -> float | None:
         if not self._stat_readable:

@@ -13,12 +13,17 @@ carries a driver that did not serve it.
 
 The timing loop issues one prepared CIOCCRYPT per request (kernel/cryptodev `Request`):
 one ioctl with a fixed IV and reused buffers, what a C user of /dev/crypto does.
+
+With N requests in flight (`at_concurrency`) the target gets N sessions of its own, each
+opened like the first (and proven by CIOCGSESSINFO to be served by the same driver), each
+driven by a thread (measure/parallel.py): cryptodev's asynchronous ioctls are compiled out
+by default and serialise anyway, so a session per thread is how a user keeps N in flight.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -28,6 +33,7 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError
 from pytest_hwcrypto.ledger import Ledger
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Sample, Timing
+from pytest_hwcrypto.measure.parallel import LanePool, LaneWork, ParallelRequests
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.vocabulary import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -102,7 +108,9 @@ class CryptodevEngine:
             device.close()
             raise
         evidence = Evidence(driver=session.driver, how=how)
-        return CryptodevBound(device, session, evidence, timing)
+        return CryptodevBound(
+            device, session, evidence, timing, opener=lambda: self.open(target, timing)
+        )
 
     def _open_session(
         self, device: cryptodev.CryptoDevice, target: Target
@@ -158,12 +166,33 @@ class CryptodevBound:
         session: cryptodev.Session,
         evidence: Evidence,
         timing: Timing,
+        opener: Callable[[], CryptodevBound] | None = None,
     ) -> None:
         self.device = device
         self.session = session
         self.evidence = evidence
         self._requests: dict[tuple[str, int], cryptodev.Request] = {}
+        self._timing = timing
         self._loop = RequestLoop(self, timing, os.urandom)
+        self._opener = opener
+        self._levels: dict[int, CryptodevConcurrent] = {}
+
+    def at_concurrency(self, level: int) -> CryptodevConcurrent:
+        """The target measured through `level` sessions at once, a thread each (kept)."""
+        if level not in self._levels:
+            if self._opener is None:
+                raise EngineError(f"{self.evidence.driver}: cannot open more sessions")
+            self._levels[level] = CryptodevConcurrent(self, level, self._opener)
+        return self._levels[level]
+
+    def lane_work(self, op: str, block: bytes) -> LaneWork:
+        """This session's request loop, for one lane of a concurrent measurement."""
+
+        def run(count: int, progress: list[int]) -> None:
+            self.run(op, block, count)
+            progress[0] = count
+
+        return run
 
     def _request(self, op: str, block: bytes) -> cryptodev.Request:
         key = (op, len(block))
@@ -193,7 +222,56 @@ class CryptodevBound:
         return self._loop.sample(op, block_size, seconds)
 
     def close(self) -> None:
+        for level in self._levels.values():
+            level.close()
+        self._levels.clear()
         # Closing the device below ends the session all the same.
         with suppress(cryptodev.CryptodevError):
             self.session.close()
         self.device.close()
+
+
+class CryptodevConcurrent:
+    """`level` sessions of one target (the first is the target's own), a thread each."""
+
+    def __init__(
+        self, first: CryptodevBound, level: int, opener: Callable[[], CryptodevBound]
+    ) -> None:
+        self.evidence = first.evidence
+        self._extra: list[CryptodevBound] = []
+        try:
+            for _ in range(level - 1):
+                more = opener()
+                self._extra.append(more)
+                if more.evidence.driver != first.evidence.driver:
+                    raise EngineError(
+                        f"{first.evidence.driver}: a further /dev/crypto session was served "
+                        f"by {more.evidence.driver}"
+                    )
+        except BaseException:
+            self.close()
+            raise
+        sessions = [first, *self._extra]
+        # Each lane's own loop already stops at the operation timeout; the pool's watch is
+        # the backstop for a lane stuck where that cannot reach.
+        self._pool = LanePool(
+            level, 2 * first.device.timeout, f"{first.evidence.driver} ({level} sessions)"
+        )
+        self._runner = ParallelRequests(
+            self._pool, lambda lane, op, block: sessions[lane].lane_work(op, block)
+        )
+        self._loop = RequestLoop(self._runner, first._timing, os.urandom)
+
+    def warm_up(self, op: str, block_size: int, seconds: float) -> None:
+        self._loop.warm_up(op, block_size, seconds)
+
+    def sample(self, op: str, block_size: int, seconds: float) -> Sample:
+        return self._loop.sample(op, block_size, seconds)
+
+    def close(self) -> None:
+        pool: LanePool | None = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.close()
+        for session in self._extra:
+            session.close()
+        self._extra.clear()

@@ -151,11 +151,11 @@ class RequestLoop:
     def sample(self, op: str, block_size: int, seconds: float) -> Sample:
         count = operations_for(self._rates.get((op, block_size), 0.0), seconds)
         block, clock, meter = self._block(block_size), self.timing.clock, self.timing.meter
-        before = meter.snapshot()
+        before = meter.start()
         began = clock()
         self.runner.run(op, block, count)
         elapsed = clock() - began
-        after = meter.snapshot()
+        after = meter.stop()
         sample = Sample(count, block_size, max(elapsed, 1e-9), usage_between(before, after))
         # The latest rate sizes the next sample: drivers drift over a run (thermal, load).
         self._rates[(op, block_size)] = count / sample.seconds

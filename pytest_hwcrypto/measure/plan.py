@@ -71,19 +71,28 @@ SAFETY_SHARE = 0.05
 
 @dataclass(frozen=True)
 class Cell:
-    """One series of samples: a driver, an operation and a block size."""
+    """One series of samples: a driver, an operation, a block size and how many requests
+    are in flight at once (`concurrency`, measure/parallel.py)."""
 
     target: Target
     op: str
     block_size: int
+    concurrency: int = 1
 
     @property
-    def comparison(self) -> tuple[str, int | None, str, int]:
+    def comparison(self) -> tuple[str, int | None, str, int, int]:
         """Cells with the same comparison key are compared with each other."""
-        return (self.target.algorithm, self.target.key_bits, self.op, self.block_size)
+        return (
+            self.target.algorithm,
+            self.target.key_bits,
+            self.op,
+            self.block_size,
+            self.concurrency,
+        )
 
     def describe(self) -> str:
-        return f"{self.target.algorithm} {self.target.driver} {self.op} {self.block_size} B"
+        depth = f" N={self.concurrency}" if self.concurrency != 1 else ""
+        return f"{self.target.algorithm} {self.target.driver} {self.op} {self.block_size} B{depth}"
 
 
 @dataclass(frozen=True)
@@ -117,14 +126,16 @@ def cells_for(
     targets: Sequence[Target],
     block_sizes: Sequence[int],
     ops: Mapping[str, Sequence[str]] = DEFAULT_OPS,
+    concurrency: Sequence[int] = (1,),
 ) -> list[Cell]:
-    """Every driver x op x block size the driver accepts."""
+    """Every driver x op x block size the driver accepts x level of requests in flight."""
     return [
-        Cell(target, op, size)
+        Cell(target, op, size, level)
         for target in targets
         for op in ops.get(target.kind, ())
         for size in block_sizes
         if target.accepts(size)
+        for level in concurrency
     ]
 
 
@@ -139,6 +150,7 @@ def make_plan(
     max_samples: int = MAX_SAMPLES,
     sessions: int = SESSIONS,
     prefer: Collection[str] = (),
+    concurrency: Sequence[int] = (1,),
 ) -> Plan:
     """Split `budget` seconds over the cells; leave out whole algorithms that do not fit.
 
@@ -146,17 +158,19 @@ def make_plan(
     in rank order (then in the order given), while every cell keeps at least
     `min_cell_seconds`; the first algorithm always stays, so a small budget measures
     something briefly rather than nothing. Each target is opened `sessions` times, and
-    that setup comes out of the budget first.
+    that setup comes out of the budget first. Each cell is measured at every level of
+    `concurrency` (requests in flight), which multiplies the cells the budget is split over.
     """
     if budget <= 0:
         raise PlanError("the budget must be more than 0 seconds")
     if sessions < 1:
         raise PlanError("a target needs at least one session")
     ordered = sorted(targets, key=lambda t: (t.algorithm not in prefer, t.rank))
+    levels = tuple(concurrency) or (1,)
     chosen, left_out = _fit_algorithms(
-        ordered, block_sizes, budget, ops, min_cell_seconds, sessions
+        ordered, block_sizes, budget, ops, min_cell_seconds, sessions, levels
     )
-    cells = cells_for(chosen, block_sizes, ops)
+    cells = cells_for(chosen, block_sizes, ops, levels)
     if not cells:
         return Plan((), 0, 0.0, 0.0, 0.0, budget, left_out, sessions)
     setup = setup_seconds(len(chosen), sessions)
@@ -193,6 +207,7 @@ def _fit_algorithms(
     ops: Mapping[str, Sequence[str]],
     min_cell_seconds: float,
     sessions: int,
+    levels: Sequence[int] = (1,),
 ) -> tuple[list[Target], dict[str, str]]:
     by_algorithm: dict[str, list[Target]] = {}
     for target in targets:  # already in planning order
@@ -201,7 +216,7 @@ def _fit_algorithms(
     left_out: dict[str, str] = {}
     cell_count = 0
     for algorithm, members in by_algorithm.items():
-        more = len(cells_for(members, block_sizes, ops))
+        more = len(cells_for(members, block_sizes, ops, levels))
         candidates = chosen + members
         setup = setup_seconds(len(candidates), sessions)
         affordable = _measuring_seconds(budget, setup) / max(cell_count + more, 1)
@@ -236,7 +251,7 @@ def round_order(cells: Sequence[Cell], round_index: int) -> list[Cell]:
     rounds -- a periodic job on the host, a neighbour's boot -- then lands on different
     series each round instead of always on the same ones.
     """
-    groups: dict[tuple[str, int | None, str, int], list[Cell]] = {}
+    groups: dict[tuple[str, int | None, str, int, int], list[Cell]] = {}
     for cell in cells:
         groups.setdefault(cell.comparison, []).append(cell)
     ordered_groups = list(groups.values())

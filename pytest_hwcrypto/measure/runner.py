@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, bytes_per_cpu_second
+from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, bytes_per_cpu_second, cpu_per_byte
 from pytest_hwcrypto.measure.engine import (
     BoundTarget,
     Clock,
@@ -39,6 +39,7 @@ from pytest_hwcrypto.measure.engine import (
     Timing,
 )
 from pytest_hwcrypto.measure.load import BackgroundLoad
+from pytest_hwcrypto.measure.parallel import at_level
 from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, round_order
 from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
@@ -76,7 +77,9 @@ class CellRecord:
         self.samples.append(sample.bytes_per_second)
         self.operations += sample.operations
         self.timed_seconds += sample.seconds
-        self.cpu = self.cpu + sample.cpu
+        # The first sample's usage starts the sum: a figure the meter does not read (kernel
+        # threads, /proc/stat) stays unknown rather than summed from a zero.
+        self.cpu = sample.cpu if len(self.samples) == 1 else self.cpu + sample.cpu
 
     def measurement(self, load: str, rounds_id: str | None = None) -> Measurement | None:
         """The Measurement (results JSON shape), or None without samples; `rounds_id` names
@@ -97,6 +100,8 @@ class CellRecord:
             extra["evidence"] = self.evidence
         if self.sessions > 1:
             extra["sessions"] = self.sessions
+        if self.cpu.kernel_thread_seconds is not None:
+            extra["kernel_thread_cpu_seconds"] = round(self.cpu.kernel_thread_seconds, 6)
         if self.cpu.system_seconds is not None:
             extra["system_cpu_seconds"] = round(self.cpu.system_seconds, 6)
             per_system = bytes_per_cpu_second(total_bytes, self.cpu.system_seconds)
@@ -122,6 +127,8 @@ class CellRecord:
             bytes_per_cpu_second=bytes_per_cpu_second(total_bytes, self.cpu.process_seconds),
             driver_class=target.driver_class,
             extra=extra,
+            concurrency=self.cell.concurrency,
+            cpu_per_byte=cpu_per_byte(total_bytes, self.cpu.path_seconds),
         )
 
 
@@ -160,7 +167,12 @@ def run_plan(
 ) -> ThroughputRun:
     """Measure every cell of `plan` through `engine` within the budget (module docstring)."""
     started = clock()
-    meter = meter or CpuMeter(excluded_pids=(lambda: load.pids) if load else tuple)
+    # Kernel threads are read only when requests in flight are a measured dimension: the
+    # CPU an asynchronous driver costs is spent there, and reading them costs time.
+    meter = meter or CpuMeter(
+        excluded_pids=(lambda: load.pids) if load else tuple,
+        kernel_threads=any(cell.concurrency > 1 for cell in plan.cells),
+    )
     count = max(1, min(plan.sessions, engine.max_sessions))
     sessions, failures = _open_targets(plan.targets, engine, Timing(clock, meter), count)
     try:
@@ -270,8 +282,8 @@ def _run_rounds(
                 continue
             opened = sessions[cell.target]
             index = opened.index_for(rounds)
-            bound = opened.bound[index]
             try:
+                bound = at_level(opened.bound[index], cell.concurrency)
                 if index not in record.warmed_up:
                     # The plan's warm-up per cell, shared by the cell's sessions.
                     warmup = plan.warmup_seconds / len(opened.bound)

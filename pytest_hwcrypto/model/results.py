@@ -51,6 +51,9 @@ class Measurement:
     are bytes/s per repetition; when present, verdicts use their statistics.  `ci_low` and
     `ci_high` carry an interval from a source that has no raw samples (pytest-benchmark).
     `extra[ROUNDS_KEY]` says which run's rounds the samples belong to, when they do.
+    `concurrency` is how many requests were in flight at once (None: not a measured
+    dimension, one at a time as far as the source says); `cpu_per_byte` is CPU seconds
+    per byte of the measured path (measure/cpu.py says which CPU counts).
     """
 
     source: str
@@ -68,6 +71,13 @@ class Measurement:
     bytes_per_cpu_second: float | None = None
     driver_class: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    concurrency: int | None = None
+    cpu_per_byte: float | None = None
+
+    @property
+    def level(self) -> int:
+        """Requests in flight: `concurrency`, or 1 where the source does not say."""
+        return self.concurrency or 1
 
     def sample_stats(self) -> SampleStats:
         """Statistics to decide on: from samples when present, else the point value."""
@@ -93,6 +103,10 @@ class Measurement:
                 data[name] = value
         if self.driver_class is not None:
             data["driver_class"] = self.driver_class
+        if self.concurrency is not None:
+            data["concurrency"] = self.concurrency
+        if self.cpu_per_byte is not None:
+            data["cpu_per_byte"] = self.cpu_per_byte
         return _with_extra(data, self.extra)
 
     @classmethod
@@ -113,7 +127,11 @@ class Measurement:
             cpu_seconds=reader.optional_number("cpu_seconds"),
             bytes_per_cpu_second=reader.optional_number("bytes_per_cpu_second"),
             driver_class=reader.optional_string("driver_class"),
+            concurrency=reader.optional_int("concurrency"),
+            cpu_per_byte=reader.optional_number("cpu_per_byte"),
         )
+        if measurement.concurrency is not None and measurement.concurrency < 1:
+            raise ResultsError(f"{where}: 'concurrency' must be 1 or more")
         measurement.extra = reader.unread()
         return measurement
 

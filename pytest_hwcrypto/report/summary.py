@@ -45,6 +45,7 @@ MEANING: dict[str, str] = {
     FindingKind.STORAGE_BOUND: "the disk, not the cipher, set the speed",
     FindingKind.DMCRYPT_REFUSES_DRIVER: "dm-crypt will not allocate this driver",
     FindingKind.DMCRYPT_SHORTENED: "the dm-crypt check covered less to fit the budget",
+    FindingKind.NEEDS_CONCURRENCY: "hardware loses one request at a time, wins with N in flight",
 }
 # Kinds that ask for attention (yellow); the rest are information.
 _ATTENTION = {

@@ -212,12 +212,12 @@ def compare_measurements(
         baseline_summary = baseline_stats.get(key)
         if baseline_summary is None:
             continue
-        source, algorithm, key_bits, block_size, op, driver = key
+        path, driver = key[:6], key[6]
         interval = ratio_interval(current_summary, baseline_summary)
         bound = storage_bound_pair(baseline_members[key], current_members[key])
         comparisons.append(
             _comparison(
-                (source, algorithm, key_bits, block_size, op),
+                path,
                 driver=driver,
                 baseline=baseline_summary,
                 current=current_summary,
@@ -358,7 +358,7 @@ def _comparison(
     relative_to: str | None = None,
     storage_bound: str | None = None,
 ) -> Comparison:
-    source, algorithm, key_bits, block_size, op = key
+    source, algorithm, key_bits, block_size, op, _level = key
     return Comparison(
         source=source,
         algorithm=algorithm,

@@ -18,10 +18,11 @@ from pytest_hwcrypto.model.stats import RatioInterval, SampleStats
 
 _Key = TypeVar("_Key", bound=Hashable)
 
-# (source, algorithm, key_bits, block_size, op): a measured path; the driver is what differs
-PathKey = tuple[str, str, Optional[int], Optional[int], str]
+# (source, algorithm, key_bits, block_size, op, requests in flight): a measured path; the
+# driver is what differs. A driver at N=4 is a different path from the same driver at N=1.
+PathKey = tuple[str, str, Optional[int], Optional[int], str, int]
 # the path plus the driver that served it: what a regression comparison matches on
-MatchKey = tuple[str, str, Optional[int], Optional[int], str, Optional[str]]
+MatchKey = tuple[str, str, Optional[int], Optional[int], str, int, Optional[str]]
 
 
 def path_key(measurement: Measurement) -> PathKey:
@@ -31,6 +32,7 @@ def path_key(measurement: Measurement) -> PathKey:
         measurement.key_bits,
         measurement.block_size,
         measurement.op,
+        measurement.level,
     )
 
 

@@ -129,6 +129,7 @@ def _pairs(baseline: Path, current: Path) -> list[tuple[float, float, bool]]:
             comparison.key_bits,
             comparison.block_size,
             comparison.op,
+            1,  # requests in flight: these runs measured one at a time
             comparison.driver,
         )
         claimed = detectable_drop(stats_then[key], stats_now[key], 0.10)

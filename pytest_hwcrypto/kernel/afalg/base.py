@@ -286,6 +286,12 @@ class AfAlgSession:
         fit_buffers(self._loop_sock, block_size)
         return self._loop_sock
 
+    def _lane_socket(self, block_size: int) -> socket.socket:
+        """A further op socket for a concurrent timing lane (closed with the session)."""
+        op_sock = self._accept()
+        fit_buffers(op_sock, block_size)
+        return op_sock
+
     def _run_loop(
         self,
         op: str,

@@ -21,6 +21,7 @@ import socket
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from pytest_hwcrypto.kernel.afalg.base import AfAlgSession
 from pytest_hwcrypto.kernel.afalg.deadline import monotonic
@@ -142,6 +143,35 @@ class SkcipherSession(AfAlgSession):
 
         self._run_loop(op, work, size, None if iv is None else len(iv))
         return bytes(out)
+
+    def lane(self, block: bytes, iv: bytes | None, op: str) -> Callable[[int, list[int]], None]:
+        """A timing loop on an op socket of its own, accepted from this session's transform,
+        for one of several threads measuring the transform at once (measure/parallel.py).
+
+        The loop is :meth:`crypt_loop`'s, without its guard: the caller runs several in
+        threads and watches them together. ``run(count, progress)`` makes ``count``
+        requests; a kernel error becomes this session's explained :class:`AfAlgError`.
+        """
+        size = len(block)
+        op_sock = self._lane_socket(size)
+        control = Control(opcode(op), None if iv is None else bytes(iv))
+        send = partial(op_sock.sendmsg, [block], control.ancillary())
+        recv_into = op_sock.recv_into
+        out = memoryview(bytearray(size))
+        timeout, iv_length = self.timeout, None if iv is None else len(iv)
+
+        def run(count: int, progress: list[int]) -> None:
+            try:
+                for done in range(count):
+                    send()
+                    got = recv_into(out)
+                    if got != size:
+                        recv_exact(op_sock, monotonic() + timeout, out[got:])
+                    progress[0] = done + 1
+            except OSError as exc:
+                raise self._op_error(op, exc, size, iv_length) from None
+
+        return run
 
 
 class AeadSession(AfAlgSession):
@@ -295,6 +325,24 @@ class HashSession(AfAlgSession):
                 progress[0] = done + 1
 
         self._run_loop("digest", work, len(block))
+
+    def lane(self, block: bytes) -> Callable[[int, list[int]], None]:
+        """:meth:`digest_loop` on an op socket of its own, unguarded, for one of several
+        threads measuring the transform at once (see :meth:`SkcipherSession.lane`)."""
+        op_sock = self._lane_socket(len(block))
+        send, recv_into = op_sock.send, op_sock.recv_into
+        out = memoryview(bytearray(_HASH_MAX_DIGESTSIZE))
+
+        def run(count: int, progress: list[int]) -> None:
+            try:
+                for done in range(count):
+                    send(block)
+                    recv_into(out)
+                    progress[0] = done + 1
+            except OSError as exc:
+                raise self._op_error("digest", exc, len(block)) from None
+
+        return run
 
 
 class RngSession(AfAlgSession):

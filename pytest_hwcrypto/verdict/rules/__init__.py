@@ -10,6 +10,8 @@ One concern per module, each importing only those before it:
 * judge.py -- the four rule types (hw-beats-sw, floor, winner-fastest, no-regression) and
   how each is judged, and evaluate_rules;
 * findings.py -- winner-not-fastest, hw-loses-to-sw and crossover for every algorithm;
+* concurrency.py -- needs-concurrency: hardware that loses one request at a time and wins
+  with several in flight;
 * reader.py -- `[[rule]]` tables into rules, with errors that name where and the key.
 
 Callers import from here; the names are those of the single module this package replaced.
@@ -17,6 +19,7 @@ Callers import from here; the names are those of the single module this package 
 
 from __future__ import annotations
 
+from pytest_hwcrypto.verdict.rules.concurrency import needs_concurrency_findings
 from pytest_hwcrypto.verdict.rules.findings import (
     crossover_findings,
     hw_loses_to_sw_findings,
@@ -78,6 +81,7 @@ __all__ = [
     "driver_classes",
     "evaluate_rules",
     "hw_loses_to_sw_findings",
+    "needs_concurrency_findings",
     "rule_from_dict",
     "rules_from_list",
     "rules_from_profile",

@@ -56,7 +56,9 @@ from pytest_hwcrypto.vocabulary import (
 @dataclass(frozen=True)
 class HwBeatsSwRule:
     """hw (a driver or a class) must reach min_ratio x sw (likewise) at every size in range;
-    a class side is stood for by its fastest driver at each size, and named."""
+    a class side is stood for by its fastest driver at each size, and named. With
+    `cpu_per_byte`, hw must also spend at most that multiple of sw's CPU seconds per byte
+    (Measurement.cpu_per_byte): an engine that is as fast but frees the CPU."""
 
     TYPE: ClassVar[RuleType] = RuleType.HW_BEATS_SW
 
@@ -65,6 +67,7 @@ class HwBeatsSwRule:
     sw: str
     min_ratio: float = DEFAULT_MIN_RATIO
     name: str | None = None
+    cpu_per_byte: float | None = None
 
     @property
     def label(self) -> str:
@@ -259,6 +262,11 @@ def _judge_hw_vs_sw(rule: HwBeatsSwRule, series: Mapping[GroupKey, list[PairPoin
         context = wording.context(scope.algorithm or "", group, several)
         crossover = wording.crossover_words(points, rule.min_ratio)
         failing = [point for point in in_range if point.interval.clearly_below(rule.min_ratio)]
+        cpu_failing = _cpu_failures(rule.cpu_per_byte, in_range)
+        if cpu_failing and not failing:
+            failures.append(
+                wording.cpu_failure(context, rule.hw, rule.sw, rule.cpu_per_byte, cpu_failing)
+            )
         if failing:
             detail = wording.hw_sw_failure(
                 context, rule.hw, rule.sw, rule.min_ratio, scope, failing, crossover
@@ -269,11 +277,12 @@ def _judge_hw_vs_sw(rule: HwBeatsSwRule, series: Mapping[GroupKey, list[PairPoin
                     scope.algorithm or "", group, rule.min_ratio, failing, detail
                 )
             )
-        else:
+        elif not cpu_failing:
             passes.append(
                 wording.hw_sw_pass(
                     context, rule.hw, rule.sw, rule.min_ratio, scope, in_range, crossover
                 )
+                + wording.cpu_pass(rule.cpu_per_byte, in_range)
             )
     if not failures and not passes:
         return _no_data(
@@ -284,6 +293,21 @@ def _judge_hw_vs_sw(rule: HwBeatsSwRule, series: Mapping[GroupKey, list[PairPoin
     if failures:
         return RuleOutcome(Verdict(rule.label, False, "; ".join(failures)), findings)
     return RuleOutcome(Verdict(rule.label, True, "; ".join(passes)))
+
+
+def _cpu_failures(
+    limit: float | None, points: Sequence[PairPoint]
+) -> list[tuple[PairPoint, float | None]]:
+    """Points where hw's CPU per byte exceeds `limit` x sw's, with that multiple (None:
+    not measured on one side, which fails too -- the rule asks for it)."""
+    if limit is None:
+        return []
+    failing: list[tuple[PairPoint, float | None]] = []
+    for point in points:
+        share = wording.cpu_share_of(point)
+        if share is None or share > limit:
+            failing.append((point, share))
+    return failing
 
 
 def _judge_floor(

@@ -23,8 +23,9 @@ DEFAULT_WINNER_TOLERANCE = 0.05
 # /proc/crypto as a results file gives it (model.results.InventoryItem)
 Inventory = Sequence[InventoryItem]
 
-# (source, key_bits, op): the measurements one comparison series is made of
-GroupKey = tuple[str, Optional[int], str]
+# (source, key_bits, op, requests in flight): the measurements one comparison series is
+# made of; drivers are compared at the same level of requests in flight
+GroupKey = tuple[str, Optional[int], str, int]
 
 
 class RuleError(ValueError):
@@ -49,6 +50,9 @@ class Scope:
     # Measurements taken inside a container carry extra["where"] = "container"; a rule
     # without `where` looks at the host's only, so the two are never mixed in one series.
     place: str | None = None
+    # Requests in flight (Measurement.level); None: every level, each its own series. A
+    # profile rule without `concurrency` reads 1 (reader.py): what it always judged.
+    concurrency: int | None = None
 
     def admits_path(self, measurement: Measurement) -> bool:
         """Everything but the block size (crossovers look beyond the range)."""
@@ -58,6 +62,7 @@ class Scope:
             and (self.key_bits is None or measurement.key_bits == self.key_bits)
             and (self.op is None or measurement.op == self.op)
             and measurement.extra.get("where", Place.HOST) == (self.place or Place.HOST)
+            and (self.concurrency is None or measurement.level == self.concurrency)
         )
 
     def admits(self, measurement: Measurement) -> bool:

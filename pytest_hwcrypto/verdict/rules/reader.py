@@ -3,19 +3,22 @@
 Rule types (the `type` key):
 
 * ``hw-beats-sw``: algorithm, hw, sw (each a driver name or a class: generic, cpu-accel,
-  offload), min_ratio (default 1.0), block_sizes, source.  When a side is a class, the
-  fastest (median) driver of that class at each block size stands for it, and is named.
+  offload), min_ratio (default 1.0), block_sizes, source, and cpu_per_byte (optional: hw
+  may spend at most this multiple of sw's CPU seconds per byte, e.g. 0.2 -- "a fifth of
+  its CPU").  When a side is a class, the fastest (median) driver of that class at each
+  block size stands for it, and is named.
 * ``floor``: algorithm, driver *or* class, min_mib_s, block_sizes, source.
 * ``winner-fastest``: algorithm, tolerance (default 0.05), block_sizes, source.
 * ``no-regression``: max_drop (default 10 %; 0.1 or "10%"), optional algorithm, driver,
   block_sizes, source, relative_to (a driver, or "software": throughput as a multiple of
   that reference measured in the same run); checked against a baseline Results.
 
-All rules also take optional ``name`` (for the verdict), ``key_bits``, ``op`` and
+All rules also take optional ``name`` (for the verdict), ``key_bits``, ``op``,
 ``where`` ("host", the default, or "container": measurements the lxc suite took inside an
-LXC container). The board profile loader (profile.py) checks only each table's type and
-adds its ``location`` (file:line); everything else is checked here, where the rules are
-understood.
+LXC container) and ``concurrency`` (the series measured with that many requests in flight,
+--hwcrypto-concurrency; default 1, one at a time). The board profile loader (profile.py)
+checks only each table's type and adds its ``location`` (file:line); everything else is
+checked here, where the rules are understood.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ def _hw_beats_sw(reader: _RuleReader) -> HwBeatsSwRule:
         sw=reader.string("sw"),
         min_ratio=reader.positive_number("min_ratio", DEFAULT_MIN_RATIO),
         name=reader.optional_string("name"),
+        cpu_per_byte=reader.optional_positive_number("cpu_per_byte"),
     )
 
 
@@ -224,6 +228,11 @@ class _RuleReader:
             raise self._wrong(key, "a positive number", value)
         return float(value)
 
+    def optional_positive_number(self, key: str) -> float | None:
+        if self._get(key) is None:
+            return None
+        return self.positive_number(key)
+
     def fraction(self, key: str, default: float) -> float:
         value = self._get(key)
         if value is None:
@@ -263,6 +272,7 @@ class _RuleReader:
             key_bits=self.optional_int("key_bits"),
             op=self.optional_string("op"),
             place=self.place(),
+            concurrency=self.optional_int("concurrency") or 1,
         )
 
     def place(self) -> str | None:

@@ -125,7 +125,9 @@ def grouped_by_size(
     in_scope = [m for m in measurements if m.driver is not None and scope.admits_path(m)]
     return {
         group: group_by(members, lambda m: m.block_size)
-        for group, members in group_by(in_scope, lambda m: (m.source, m.key_bits, m.op)).items()
+        for group, members in group_by(
+            in_scope, lambda m: (m.source, m.key_bits, m.op, m.level)
+        ).items()
     }
 
 

@@ -31,11 +31,13 @@ from pytest_hwcrypto.vocabulary import PROFILE_DRIVER_CLASSES, FindingKind
 
 
 def context(algorithm: str, group: GroupKey, qualified: bool) -> str:
-    """'cbc(aes)', or 'cbc(aes) [afalg, 128-bit key, encrypt]' when series need telling apart."""
+    """'cbc(aes)', or 'cbc(aes) [afalg, 128-bit key, encrypt]' when series need telling apart
+    ('..., encrypt, N=4]' for a series measured with 4 requests in flight)."""
+    source, key_bits, op, level = group
+    depth = [f"N={level}"] if level != 1 else []
     if not qualified:
-        return algorithm
-    source, key_bits, op = group
-    parts = [source] + ([f"{key_bits}-bit key"] if key_bits is not None else []) + [op]
+        return f"{algorithm} [{depth[0]}]" if depth else algorithm
+    parts = [source] + ([f"{key_bits}-bit key"] if key_bits is not None else []) + [op] + depth
     return f"{algorithm} [{', '.join(parts)}]"
 
 
@@ -49,6 +51,7 @@ def scope_words(scope: Scope) -> str:
     parts = [f"source {scope.source}"] if scope.source else []
     parts += [f"{scope.key_bits}-bit key"] if scope.key_bits is not None else []
     parts += [f"op {scope.op}"] if scope.op else []
+    parts += [f"{scope.concurrency} in flight"] if (scope.concurrency or 1) != 1 else []
     return f" ({', '.join(parts)})" if parts else ""
 
 
@@ -125,6 +128,48 @@ def hw_sw_pass(
         f"(lowest {format_ratio(lowest.interval.ratio)}x at {size_words(lowest.block_size)}); "
         f"{crossover}"
     )
+
+
+def cpu_failure(
+    context_words: str,
+    hw: str,
+    sw: str,
+    limit: float | None,
+    failing: Sequence[tuple[PairPoint, float | None]],
+) -> str:
+    """'cbc(aes) [N=8]: offload X uses 0.9x the CPU per byte of cpu-accel Y at 4096 B
+    (may use at most 0.2x)'."""
+    point, share = failing[0]
+    if share is None:
+        used = "has no CPU per byte measured on both sides"
+    else:
+        used = f"uses {format_ratio(share)}x the CPU per byte of {side(sw, point.second)}"
+    text = (
+        f"{context_words}: {side(hw, point.first)} {used} at {size_words(point.block_size)} "
+        f"(may use at most {limit:g}x)"
+    )
+    if len(failing) > 1:
+        text += "; also at " + sizes_list([p.block_size for p, _ in failing[1:]])
+    return text
+
+
+def cpu_pass(limit: float | None, in_range: Sequence[PairPoint]) -> str:
+    """'; using at most 0.21x its CPU per byte (limit 0.2x)' when the rule asks for it."""
+    if limit is None:
+        return ""
+    shares = [share for share in (cpu_share_of(point) for point in in_range) if share is not None]
+    if not shares:
+        return ""
+    return f", using at most {format_ratio(max(shares))}x its CPU per byte (limit {limit:g}x)"
+
+
+def cpu_share_of(point: PairPoint) -> float | None:
+    """hw's CPU per byte over sw's at a point (the judge's figure; None when unknown)."""
+    hw = [m.cpu_per_byte for m in point.first.members if m.cpu_per_byte is not None]
+    sw = [m.cpu_per_byte for m in point.second.members if m.cpu_per_byte is not None]
+    if not hw or not sw or sum(sw) <= 0:
+        return None
+    return (sum(hw) / len(hw)) / (sum(sw) / len(sw))
 
 
 def crossover_words(points: Sequence[PairPoint], min_ratio: float) -> str:
@@ -239,8 +284,11 @@ def regression_words(comparison: Comparison) -> str:
 
 
 def group_extra(group: GroupKey) -> dict[str, Any]:
-    source, key_bits, op = group
-    return {"source": source, "key_bits": key_bits, "op": op}
+    source, key_bits, op, level = group
+    extra: dict[str, Any] = {"source": source, "key_bits": key_bits, "op": op}
+    if level != 1:
+        extra["concurrency"] = level
+    return extra
 
 
 def point_extra(point: PairPoint) -> dict[str, Any]:
