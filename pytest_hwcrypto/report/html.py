@@ -12,6 +12,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from pytest_hwcrypto.model.sensitivity import format_drop
+from pytest_hwcrypto.report.scaling import scaling_tables
 from pytest_hwcrypto.report.shaping import (
     BarGroup,
     Panel,
@@ -57,6 +58,7 @@ def render_html(data: ReportData, figure_png: bytes | None, title: str) -> str:
     if data.panels:
         parts.append("<h2>Throughput</h2>")
         parts.extend(_panel_table(panel, data.several_files) for panel in data.panels)
+    parts.extend(_scaling_section(data.inputs, data.several_files))
     if data.bar_groups:
         parts.append("<h2>Measurements without a block size</h2>")
         parts.extend(_bar_table(group) for group in data.bar_groups)
@@ -153,6 +155,17 @@ def _panel_table(panel: Panel, several: bool) -> str:
     return f"<h3>{_e(panel.title)}</h3>" + _raw_table(
         header, rows, first_numeric=len(header) - len(sizes)
     )
+
+
+def _scaling_section(inputs: Sequence[ReportInput], several: bool) -> list[str]:
+    """Throughput against requests in flight (report/scaling.py), where it was measured."""
+    parts: list[str] = []
+    for item in inputs:
+        for table in scaling_tables(item.results):
+            title = f"{item.label}: {table.title()}" if several else table.title()
+            rows = [table.cells(row) for row in table.rows]
+            parts.append(f"<h3>{_e(title)}</h3>" + _table(table.header(), rows, set(range(1, 99))))
+    return ["<h2>Requests in flight</h2>", *parts] if parts else []
 
 
 def _mib_cell(median: float, low: float, high: float) -> str:

@@ -101,8 +101,14 @@ def _table_of(measurement: Measurement, tables: Sequence[Table]) -> Table | None
         (
             table
             for table in tables
-            if (table.source, table.algorithm, table.key_bits, table.op)
-            == (measurement.source, measurement.algorithm, measurement.key_bits, measurement.op)
+            if (table.source, table.algorithm, table.key_bits, table.op, table.concurrency)
+            == (
+                measurement.source,
+                measurement.algorithm,
+                measurement.key_bits,
+                measurement.op,
+                measurement.level,
+            )
         ),
         None,
     )

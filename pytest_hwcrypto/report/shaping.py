@@ -28,7 +28,9 @@ from pytest_hwcrypto.verdict.pooling import group_by, pooled_stats
 from pytest_hwcrypto.vocabulary import DEFAULT_MIN_RATIO, DriverClass
 
 # (source, algorithm, key_bits, op): what one panel holds
-PanelKey = tuple[str, str, Optional[int], str]
+# source, algorithm, key_bits, op, requests in flight: one panel per level, so a run
+# measured at N = 1, 4, 16 shows how each driver scales panel by panel
+PanelKey = tuple[str, str, Optional[int], str, int]
 
 
 @dataclass(frozen=True)
@@ -87,9 +89,10 @@ class Panel:
 
     @property
     def title(self) -> str:
-        source, algorithm, key_bits, op = self.key
+        source, algorithm, key_bits, op, level = self.key
         bits = f" {key_bits}-bit" if key_bits is not None else ""
-        return f"{algorithm}{bits} {op} ({source})"
+        depth = f", {level} requests in flight" if level != 1 else ""
+        return f"{algorithm}{bits} {op} ({source}{depth})"
 
     @property
     def block_sizes(self) -> tuple[int, ...]:
@@ -184,7 +187,13 @@ def series_of(item: ReportInput) -> list[tuple[str, list[Measurement]]]:
 
 
 def panel_key(measurement: Measurement) -> PanelKey:
-    return (measurement.source, measurement.algorithm, measurement.key_bits, measurement.op)
+    return (
+        measurement.source,
+        measurement.algorithm,
+        measurement.key_bits,
+        measurement.op,
+        measurement.level,
+    )
 
 
 def driver_class_of(measurement: Measurement, classes: Mapping[str, str]) -> str:

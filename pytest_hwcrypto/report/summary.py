@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.model.results import Finding, Results
+from pytest_hwcrypto.report.scaling import ScalingTable, scaling_tables
 from pytest_hwcrypto.report.throughput_table import Row, Table, size_label, throughput_tables
 from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.vocabulary import MIB, FindingKind
@@ -94,6 +95,8 @@ def summary_lines(results: Results, context: Context) -> list[Line]:
     single = [table for table in throughput_tables(results) if len(table.rows) < 2]
     if single and context.verbosity == 0:
         lines.append(Line(f"{len(single)} series measured on one driver only (-v lists them)"))
+    for scaling in scaling_tables(results):
+        lines += scaling_lines(scaling)
     lines += finding_lines(results.findings, context)
     lines += verdict_lines(results, context)
     lines.append(Line(json_line(context)))
@@ -130,6 +133,17 @@ def json_line(context: Context) -> str:
 
 # ---------------------------------------------------------------------------------------
 # tables
+
+
+def scaling_lines(table: ScalingTable) -> list[Line]:
+    """A driver per row, MiB/s at each level of requests in flight, the gain, the CPU."""
+    header = table.header()
+    rows = [table.cells(row) for row in table.rows]
+    widths = [max(len(cells[i]) for cells in [header, *rows]) for i in range(len(header))]
+    numeric = range(1, len(header))
+    lines = [Line(table.title(), {"bold": True}), Line(_join(header, widths, numeric))]
+    lines += [Line(_join(cells, widths, numeric)) for cells in rows]
+    return lines
 
 
 def table_lines(table: Table, context: Context) -> list[Line]:

@@ -4,8 +4,9 @@ The terminal summary, the JUnit properties and the LAVA test cases all read a re
 file through these tables, so they agree on which software driver a hardware driver is
 compared with, on the ratio and on the crossover:
 
-* a table is one comparable group -- source, algorithm, key size, operation -- as the
-  rules group measurements (verdict/rules/series.py);
+* a table is one comparable group -- source, algorithm, key size, operation, requests in
+  flight -- as the rules group measurements (verdict/rules/series.py): a run measured at
+  N = 1, 4, 16 gives three tables, side by side in the summary, which is the scaling;
 * a hardware driver (cpu-accel, offload) is compared at each block size with the fastest
   `generic` driver of its table; an offload engine with no generic rival there, with the
   fastest `cpu-accel` one (the CPU's own instructions are software to an engine);
@@ -30,7 +31,7 @@ from pytest_hwcrypto.vocabulary import (
     FindingKind,
 )
 
-GroupKey = tuple[str, str, "int | None", str]  # source, algorithm, key_bits, op
+GroupKey = tuple[str, str, "int | None", str, int]  # source, algorithm, key_bits, op, level
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,19 @@ class Table:
     op: str
     block_sizes: tuple[int | None, ...]
     rows: tuple[Row, ...]
+    concurrency: int = 1  # requests in flight while measured
 
     def title(self) -> str:
         key = f" {self.key_bits}-bit" if self.key_bits else ""
-        return f"{self.source} {self.algorithm}{key} {self.op}"
+        depth = f" N={self.concurrency}" if self.concurrency != 1 else ""
+        return f"{self.source} {self.algorithm}{key} {self.op}{depth}"
 
     def case_name(self) -> str:
-        """`source.algorithm.key_bits.op` (the JUnit / LAVA prefix of this table's cases)."""
+        """`source.algorithm.key_bits.op` (the JUnit / LAVA prefix of this table's cases;
+        `.n4` after it for a table measured with 4 requests in flight)."""
         key = f".{self.key_bits}" if self.key_bits else ""
-        return f"{self.source}.{self.algorithm}{key}.{self.op}"
+        depth = f".n{self.concurrency}" if self.concurrency != 1 else ""
+        return f"{self.source}.{self.algorithm}{key}.{self.op}{depth}"
 
 
 def measurement_id(table: Table, driver: str, block_size: int | None) -> str:
@@ -110,7 +115,13 @@ def throughput_tables(results: Results, min_ratio: float = DEFAULT_MIN_RATIO) ->
     winners |= {(key[1], key[4]) for key in slower_winners}
     groups: dict[GroupKey, list[Measurement]] = {}
     for measurement in results.measurements:
-        key = (measurement.source, measurement.algorithm, measurement.key_bits, measurement.op)
+        key = (
+            measurement.source,
+            measurement.algorithm,
+            measurement.key_bits,
+            measurement.op,
+            measurement.level,
+        )
         groups.setdefault(key, []).append(measurement)
     return [
         _table(key, members, classes, winners, slower_winners, min_ratio)
@@ -126,7 +137,7 @@ def _table(
     slower_winners: set[tuple[str, str, int | None, str, str]],
     min_ratio: float,
 ) -> Table:
-    source, algorithm, key_bits, op = key
+    source, algorithm, key_bits, op, level = key
     by_driver: dict[str, dict[int | None, float]] = {}
     driver_class: dict[str, str | None] = {}
     for measurement in members:
@@ -143,13 +154,14 @@ def _table(
             driver_class=driver_class[driver],
             winner=(algorithm, driver) in winners,
             mib_s=speeds,
-            slower_winner=(source, algorithm, key_bits, op, driver) in slower_winners,
+            slower_winner=level == 1
+            and (source, algorithm, key_bits, op, driver) in slower_winners,
         )
         for driver, speeds in by_driver.items()
     ]
     rows = sorted((_with_ratios(row, rows, min_ratio) for row in rows), key=_row_order)
     sizes = sorted({size for row in rows for size in row.mib_s}, key=_size_order)
-    return Table(source, algorithm, key_bits, op, tuple(sizes), tuple(rows))
+    return Table(source, algorithm, key_bits, op, tuple(sizes), tuple(rows), level)
 
 
 def _with_ratios(row: Row, rows: Sequence[Row], min_ratio: float) -> Row:
@@ -208,9 +220,9 @@ def _slower_winners(findings: Sequence[Finding]) -> set[tuple[str, str, int | No
     return found
 
 
-def _group_order(key: GroupKey) -> tuple[str, str, int, str]:
-    source, algorithm, key_bits, op = key
-    return (source, algorithm, key_bits or 0, op)
+def _group_order(key: GroupKey) -> tuple[str, str, int, str, int]:
+    source, algorithm, key_bits, op, level = key
+    return (source, algorithm, key_bits or 0, op, level)
 
 
 # Hardware first (what the table is about), then software, each by name.

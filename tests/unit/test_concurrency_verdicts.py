@@ -157,3 +157,30 @@ def test_regression_matches_each_level_with_itself() -> None:
     now = [measured("engine", 4096, 1, 3.0), measured("engine", 4096, 4, 6.0)]
     comparisons = compare_measurements(then, now, 0.1)
     assert [c.failed for c in comparisons] == [False, True]
+
+
+def test_scaling_table_shows_each_driver_per_level_and_the_reports_read_it() -> None:
+    from pytest_hwcrypto.model.results import Results
+    from pytest_hwcrypto.report.html import render_html
+    from pytest_hwcrypto.report.scaling import scaling_tables
+    from pytest_hwcrypto.report.shaping import ReportInput, shape
+    from pytest_hwcrypto.report.summary import Context, summary_lines
+    from pytest_hwcrypto.report.throughput_table import throughput_tables
+
+    results = Results(measurements=queued_engine({1: 3.0, 4: 12.0, 16: 12.5}))
+    (table,) = scaling_tables(results)
+    assert table.levels == (1, 4, 16)
+    engine = next(row for row in table.rows if row.driver == "engine")
+    assert table.cells(engine) == ["engine", "3", "12", "12.5", "4.17x", "2.1 -> 2.1"]
+    # one throughput table per level, so a driver's cells never overwrite each other
+    titles = [t.title() for t in throughput_tables(results)]
+    assert titles == [
+        "afalg cbc(aes) 128-bit encrypt",
+        "afalg cbc(aes) 128-bit encrypt N=4",
+        "afalg cbc(aes) 128-bit encrypt N=16",
+    ]
+    text = "\n".join(line.text for line in summary_lines(results, Context(width=120)))
+    assert "afalg cbc(aes) 128-bit encrypt 4096 B: MiB/s by requests in flight" in text
+    page = render_html(shape([ReportInput("run", "run.json", results)]), None, "t")
+    assert "Requests in flight" in page and "4.17x" in page
+    assert "4 requests in flight" in page  # the per-level panel's title

@@ -36,7 +36,7 @@ def _parsed(tmp_path: Path, source: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_qemu_run_has_hw_sw_ratios_with_the_crossover_of_the_medians() -> None:
     data = shape(load_inputs([QEMU]))
-    panel = next(p for p in data.panels if p.key == ("afalg", "cbc(aes)", 128, "encrypt"))
+    panel = next(p for p in data.panels if p.key == ("afalg", "cbc(aes)", 128, "encrypt", 1))
     assert {c.driver_class for c in panel.curves} == {"cpu-accel", "offload", "generic"}
     by_driver = {r.hw_driver: r for r in panel.ratios}
     assert set(by_driver) == {"cbc-aes-aesni", "virtio_crypto_aes_cbc"}
@@ -77,7 +77,7 @@ def test_overlaid_files_are_told_apart_by_board_and_kernel_then_by_name() -> Non
     ]
     data = shape(inputs)
     assert data.several_files
-    panel = next(p for p in data.panels if p.key == ("afalg", "ecb(aes)", 128, "encrypt"))
+    panel = next(p for p in data.panels if p.key == ("afalg", "ecb(aes)", 128, "encrypt", 1))
     labels = [c.label(True) for c in panel.curves]
     assert "uml 6.1.176 [board_uml_results_2.json]: ecb(aes-generic) (generic)" in labels
     assert len(labels) == 6
