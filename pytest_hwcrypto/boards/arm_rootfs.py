@@ -35,42 +35,18 @@ from pathlib import Path
 from typing import Callable
 
 import pytest_hwcrypto
+from pytest_hwcrypto.boards import arm_base
 from pytest_hwcrypto.boards.arm_arch import ArmArch
+from pytest_hwcrypto.boards.arm_base import base_key, base_tree
+from pytest_hwcrypto.boards.arm_kernel import apt_for
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.boards.kmod_build import _locked
-from pytest_hwcrypto.boards.private_apt import SUITE, mirror
+from pytest_hwcrypto.boards.private_apt import SUITE
 
 Progress = Callable[[str], None]
 
 WHEEL_ENV = "HWCRYPTO_WHEEL"
 GUEST_VENV = "/opt/pytest-hwcrypto"
-# What the suites run inside: Debian 12's Python stack (README: installing on a board), the
-# tools the suites drive, and busybox-static (the initramfs's shell, LXC containers' rootfs).
-BASE_PACKAGES = (
-    "python3",
-    "python3-venv",
-    "python3-pytest",
-    "python3-pytest-benchmark",
-    "python3-pytest-xdist",
-    "python3-pexpect",
-    "python3-cryptography",
-    # debootstrap resolves no virtual packages: python3-cryptography's
-    # python3-cffi-backend-api-min/max are provided by this one, named here
-    "python3-cffi-backend",
-    "python3-cryptography-vectors",
-    "cryptsetup-bin",
-    "dmsetup",
-    "openssl",
-    "lxc",
-    "fio",
-    "kcapi-tools",
-    "busybox-static",
-    "kmod",
-    "procps",
-    "iproute2",
-)
-# Bumped when the recipe changes in a way the package list does not show.
-RECIPE_VERSION = "1"
 HEADROOM_MB = 384  # free space in the image: the guest writes logs, LXC state ...
 BUILD_TIMEOUT_SECONDS = 3600.0
 # --kill-child: the namespace's processes die with unshare (SIGKILL from us on a failure,
@@ -79,11 +55,6 @@ NAMESPACES = (
     "--user", "--mount", "--pid", "--fork", "--kill-child=SIGKILL", "--net", "--uts", "--ipc"
 )  # fmt: skip
 ID_MAP = "0 0 65536\n"
-
-
-def base_key(arch: ArmArch) -> str:
-    text = "\n".join((arch.debian_arch, SUITE, RECIPE_VERSION, *sorted(BASE_PACKAGES)))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def plugin_digest() -> str:
@@ -112,14 +83,10 @@ def image_path(arch: ArmArch, cache: Path) -> Path:
     return arch_cache(arch, cache) / f"rootfs-{base_key(arch)}-{plugin_digest()}.ext4"
 
 
-def base_tree(arch: ArmArch, cache: Path) -> Path:
-    return arch_cache(arch, cache) / f"base-{base_key(arch)}"
-
-
 def check_build_prerequisites(arch: ArmArch) -> None:
     """What building the image needs on the host; BoardError naming the package."""
     needed = {
-        "debootstrap": "debootstrap",
+        **dict(arm_base.check_prerequisites()),
         "unshare": "util-linux",
         "mkfs.ext4": "e2fsprogs",
         arch.qemu_user: "qemu-user-static",
@@ -132,9 +99,9 @@ def check_build_prerequisites(arch: ArmArch) -> None:
             )
     if os.geteuid() != 0:
         raise BoardError(
-            f"building the {arch.board} root filesystem needs root once (debootstrap maps "
-            "the package owners' uids 0-65535 into a user namespace): run it once with sudo; "
-            "afterwards the cached image boots for any user"
+            f"building the {arch.board} root filesystem needs root once (the packages' files "
+            "keep their owners, and the plugin layer maps uids 0-65535 into a user "
+            "namespace): run it once with sudo; afterwards the cached image boots for any user"
         )
 
 
@@ -173,37 +140,23 @@ def ensure_base_tree(arch: ArmArch, cache: Path, progress: Progress) -> Path:
         return tree
     # A build killed half way leaves its .partial tree (its own, or an earlier recipe's):
     # the lock is held, so none of them is in use.
-    for stale in tree.parent.glob("base-*.partial"):
+    for stale in tree.parent.glob("base-*.partial*"):
         shutil.rmtree(stale, ignore_errors=True)
     partial = tree.with_name(tree.name + ".partial")
-    partial.mkdir(parents=True)
-    began = time.monotonic()
     progress(
-        f"{arch.board}: building the Debian {SUITE} {arch.debian_arch} base system "
-        f"(debootstrap, once: 12-55 min on two cores, depending on load): first stage"
+        f"{arch.board}: building the Debian {SUITE} {arch.debian_arch} base system on the "
+        "host (packages extracted, no maintainer script emulated; once)"
     )
-    _stream(
-        [
-            "debootstrap",
-            "--foreign",
-            f"--arch={arch.debian_arch}",
-            "--variant=minbase",
-            f"--include={','.join(BASE_PACKAGES)}",
-            SUITE,
-            str(partial),
-            mirror(),
-        ],
+    arm_base.build_base_tree(
+        arch,
+        apt_for(arch.debian_arch, cache, progress),
+        partial,
+        lambda root, command: run_emulated(arch, root, command, progress),
         progress,
-        arch.board,
     )
-    progress(f"{arch.board}: second stage through {arch.qemu_user} (private binfmt_misc)")
-    run_emulated(arch, partial, "/debootstrap/debootstrap --second-stage", progress)
-    shutil.rmtree(partial / "var" / "cache" / "apt" / "archives", ignore_errors=True)
-    (partial / "var" / "cache" / "apt" / "archives" / "partial").mkdir(parents=True)
     shutil.rmtree(tree, ignore_errors=True)
     partial.rename(tree)
     (tree / ".complete").touch()
-    progress(f"{arch.board}: base system ready in {time.monotonic() - began:.0f} s")
     return tree
 
 
@@ -258,14 +211,6 @@ def _run_in_namespaces(script: str, progress: Progress, board: str) -> None:
         raise BoardError(
             f"building the {board} root filesystem failed (exit {code}):\n" + "\n".join(tail)
         )
-
-
-def _stream(argv: list[str], progress: Progress, board: str) -> None:
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert child.stdout is not None
-    tail = _follow(child.stdout, progress, board)
-    if child.wait() != 0:
-        raise BoardError(f"{argv[0]} for {board} failed:\n" + "\n".join(tail))
 
 
 # debootstrap's line per package ("I: Unpacking libc6...", "I: Retrieving apt 2.6.1");

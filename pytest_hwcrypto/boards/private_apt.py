@@ -146,6 +146,36 @@ class PrivateApt:
                     return found
         raise PrivateAptError(f"Debian {SUITE} has no {self.arch} package {package}")
 
+    def available(self) -> str:
+        """Every package stanza of the lists (`apt-cache dumpavail`)."""
+        self.update()
+        return self._run("apt-cache", ["dumpavail"])
+
+    def download_closure(self, packages: Sequence[str], target: Path) -> list[Path]:
+        """`packages` and everything they depend on (no recommends), resolved by APT as an
+        install onto an empty system, downloaded as .deb files into `target`."""
+        self.update()
+        (target / "partial").mkdir(parents=True, exist_ok=True)
+        began = time.monotonic()
+        args = [
+            "-o", f"Dir::Cache::archives={target}",
+            "-o", f"Dir::State::extended_states={self.root / 'extended_states'}",
+            "-o", "APT::Install-Recommends=false",
+            "-y", "-q", "--download-only", "install", *packages,
+        ]  # fmt: skip
+        try:
+            self._run("apt-get", args)
+        except PrivateAptError:
+            self.update(force=True)  # a package updated on the mirror since the lists
+            self._run("apt-get", args)
+        fetched = sorted(target.glob("*.deb"))
+        size = sum(path.stat().st_size for path in fetched) / 1e6
+        self.progress(
+            f"downloaded {len(fetched)} {self.arch} packages ({size:.0f} MB, "
+            f"{time.monotonic() - began:.1f} s)"
+        )
+        return fetched
+
     def download(self, packages: Sequence[str], target: Path) -> list[Path]:
         """Download `packages` (names, or name=version) as .deb files into `target`."""
         self.update()

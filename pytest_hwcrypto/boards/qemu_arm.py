@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from pytest_hwcrypto.boards import arm_initramfs, arm_kernel, arm_rootfs
+from pytest_hwcrypto.boards import arm_base, arm_initramfs, arm_kernel, arm_rootfs
 from pytest_hwcrypto.boards.arm_arch import ArmArch
 from pytest_hwcrypto.boards.base import Board, BoardError
 from pytest_hwcrypto.boards.helpers import cache_dir
@@ -155,7 +155,7 @@ class QemuArmBoard(Board):
         progress = _progress(stream)
         kernel = self.kernel(stream)
         self._image = arm_rootfs.ensure_image(self.arch, self._cache, progress)
-        busybox = arm_rootfs.base_tree(self.arch, self._cache) / "bin" / "busybox"
+        busybox = arm_base.base_tree(self.arch, self._cache) / "bin" / "busybox"
         if not busybox.is_file():
             raise BoardError(f"{busybox} is missing: remove {self._image} to rebuild it")
         arm_initramfs.write_initramfs(run_dir / INITRAMFS, busybox, kernel.modules_dir)
