@@ -50,6 +50,9 @@
  *   async_priority     (load time) its cra_priority
  *   async_driver_only  (load time) also flag it CRYPTO_ALG_KERN_DRIVER_ONLY, as a real
  *                      engine's driver is
+ *   async_skip_compute do not compute the result (the output is the input, wrong on
+ *                      purpose): a timing model whose work is all off the CPU, as an
+ *                      engine's is -- only for throughput tests, never for correctness
  */
 
 #include <linux/delay.h>
@@ -104,6 +107,7 @@ static unsigned int async_latency_us;
 static unsigned int async_ns_per_kib;
 static int async_priority = 50;
 static bool async_driver_only;
+static bool async_skip_compute;
 
 module_param(async_flows, uint, 0444);
 MODULE_PARM_DESC(async_flows, "parallel flows of the asynchronous driver (load time)");
@@ -115,6 +119,8 @@ module_param(async_priority, int, 0444);
 MODULE_PARM_DESC(async_priority, "cra_priority of the asynchronous driver (load time)");
 module_param(async_driver_only, bool, 0444);
 MODULE_PARM_DESC(async_driver_only, "flag the asynchronous driver KERN_DRIVER_ONLY (load time)");
+module_param(async_skip_compute, bool, 0644);
+MODULE_PARM_DESC(async_skip_compute, "do not compute (wrong output): all its time off the CPU");
 
 /* Read once per request: a value written meanwhile applies from the next request. */
 #define PARAM(name, drv) READ_ONCE(name[drv])
@@ -483,11 +489,17 @@ static void async_serve(struct skcipher_request *req)
 	s64 left;
 	int err;
 
-	skcipher_request_set_tfm(&rctx->sub, ctx->fallback);
-	skcipher_request_set_callback(&rctx->sub, CRYPTO_TFM_REQ_MAY_SLEEP, NULL, NULL);
-	skcipher_request_set_crypt(&rctx->sub, req->src, req->dst, req->cryptlen, req->iv);
-	err = rctx->decrypting ? crypto_skcipher_decrypt(&rctx->sub) :
-				 crypto_skcipher_encrypt(&rctx->sub);
+	if (READ_ONCE(async_skip_compute)) {
+		/* An engine's work happens off the CPU: leave the data as it is. */
+		err = 0;
+	} else {
+		skcipher_request_set_tfm(&rctx->sub, ctx->fallback);
+		skcipher_request_set_callback(&rctx->sub, CRYPTO_TFM_REQ_MAY_SLEEP, NULL, NULL);
+		skcipher_request_set_crypt(&rctx->sub, req->src, req->dst, req->cryptlen,
+					   req->iv);
+		err = rctx->decrypting ? crypto_skcipher_decrypt(&rctx->sub) :
+					 crypto_skcipher_encrypt(&rctx->sub);
+	}
 	/* The rest of the request's time is waited out asleep: the CPU is free meanwhile. */
 	left = (s64)takes - ktime_to_ns(ktime_sub(ktime_get(), start));
 	if (left >= NSEC_PER_USEC)

@@ -127,6 +127,7 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
         "async_ns_per_kib",
         "async_priority",
         "async_driver_only",
+        "async_skip_compute",
     }
     readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
     rows = dict(re.findall(r"^\| `(async_\w+)` \| [^|]+ \| ([^\n]+) \|$", readme, re.MULTILINE))
