@@ -299,7 +299,12 @@ def bisect_side(verdict: SeriesVerdict, known_change: float) -> str | None:
         raise ValueError(f"the known change must be a drop, got {known_change:+.1%}")
     midpoint = math.log1p(known_change) / 2.0
     c = verdict.comparison
-    if c.pairs == 0 or math.isnan(c.decision_low) or math.isnan(c.decision_high):
+    if (
+        c.pairs == 0
+        or not c.reaches_level
+        or math.isnan(c.decision_low)
+        or math.isnan(c.decision_high)
+    ):
         return None
     if math.log1p(c.decision_high) < midpoint:
         return "slow"

@@ -96,6 +96,9 @@ class PairedComparison:
     verdict: PairedVerdict
     max_drop: float
     note: str = ""
+    # False when so few pairs cannot reach the family-wise level at all: the decision
+    # interval is then only the widest there is, and nothing may be decided on it.
+    reaches_level: bool = True
 
     @property
     def failed(self) -> bool:
@@ -192,9 +195,12 @@ def judge_pairs(
     test = wilcoxon_signed_rank(d)
     shown = hodges_lehmann(d, REPORT_CONFIDENCE)
     decision = hodges_lehmann(d, 1.0 - alpha / family)
+    reaches_level = decision.confidence >= 1.0 - alpha / family
     verdict = decide(shown.estimate, decision.low, decision.high, max_drop)
     note = ""
-    if decision.confidence < 1.0 - alpha / family:
+    if not reaches_level:
+        # Six pairs all one way have p = 1/32: below 0.05, not below 0.05 / 2 looks.
+        verdict = PairedVerdict.UNKNOWN
         note = f"{len(d)} pairs cannot reach the decision level; more pairs needed"
     return PairedComparison(
         pairs=len(d),
@@ -207,6 +213,7 @@ def judge_pairs(
         verdict=verdict,
         max_drop=max_drop,
         note=note,
+        reaches_level=reaches_level,
     )
 
 

@@ -196,7 +196,7 @@ def test_kernel_changes_and_table(tmp_path: Path) -> None:
 
 
 def test_by_name_series_pair_across_changed_winners() -> None:
-    document = make_document([6])
+    document = make_document([7])  # two series: 6 pairs cannot reach 0.05 / 2
 
     class WinnerChanges(DriftingBoard):
         def run_slice(self, side: str, pair_index: int) -> SliceOutcome:

@@ -119,6 +119,21 @@ def test_few_noisy_pairs_cannot_tell() -> None:
     assert "more pairs" in result.note
 
 
+def test_pairs_too_few_for_the_level_decide_nothing_however_clear() -> None:
+    """Six pairs all 45 % down: p = 1/32 reaches 0.05 for one question but not 0.05 / 2
+    (one series, two looks), so the verdict waits for more pairs instead of claiming a
+    confidence the pairs cannot have."""
+    a_values = [100.0] * 6
+    b_values = [55.0, 54.0, 56.0, 53.0, 55.5, 54.5]
+    one_look = paired.judge_pairs(a_values, b_values, max_drop=0.05, family=1)
+    assert one_look.verdict is PairedVerdict.REGRESSED and one_look.reaches_level
+    two_looks = paired.judge_pairs(a_values, b_values, max_drop=0.05, family=2)
+    assert two_looks.verdict is PairedVerdict.UNKNOWN and not two_looks.reaches_level
+    assert "more pairs" in two_looks.note
+    seven = paired.judge_pairs([*a_values, 100.0], [*b_values, 55.0], max_drop=0.05, family=2)
+    assert seven.verdict is PairedVerdict.REGRESSED
+
+
 def test_a_gain_is_improved() -> None:
     rng = random.Random(8)
     a_values, b_values = _pairs(rng, 20, -0.15, 0.03)
