@@ -12,7 +12,9 @@ import ctypes
 import os
 import re
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TextIO
@@ -82,6 +84,33 @@ def _die_with_parent() -> None:
     libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+@contextlib.contextmanager
+def _sigterm_runs_cleanup() -> Iterator[None]:
+    """While a board runs, SIGTERM raises SystemExit instead of ending Python at once.
+
+    Python's default SIGTERM skips every `finally`, so the one that ends the board's
+    process group never ran: the kernel's own process died with us (PR_SET_PDEATHSIG),
+    but the host processes UML forks for the guest's processes outlived the run. Only
+    when nobody else handles SIGTERM, and only in the main thread (where Python runs
+    signal handlers).
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @dataclass
 class ConsoleOutcome:
     exit_code: int | None  # None: the board ended before the command reported its exit
@@ -122,6 +151,12 @@ class Console:
         self, timeout: float, stream: TextIO | None, on_ready: Callable[[], None] | None = None
     ) -> ConsoleOutcome:
         """Start the board, stream the command's output, and wait for the exit marker."""
+        with _sigterm_runs_cleanup():
+            return self._run(timeout, stream, on_ready)
+
+    def _run(
+        self, timeout: float, stream: TextIO | None, on_ready: Callable[[], None] | None
+    ) -> ConsoleOutcome:
         started = time.monotonic()
         boot_seconds: float | None = None
         exit_code: int | None = None
