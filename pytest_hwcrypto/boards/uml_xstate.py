@@ -75,7 +75,9 @@ def preload_library(cache: Path | None = None) -> Path:
             "apt-get install gcc libc6-dev"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="hwcrypto-uml-xstate-") as build_dir:
+    # Built beside the cache: os.replace cannot cross file systems (a tmpfs /tmp and a home
+    # on disk, as on a fresh machine), and there it would fail with EXDEV.
+    with tempfile.TemporaryDirectory(prefix=".build-", dir=target.parent) as build_dir:
         source_path = Path(build_dir) / SOURCE_NAME
         source_path.write_bytes(source)
         built = Path(build_dir) / target.name

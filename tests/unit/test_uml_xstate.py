@@ -40,6 +40,25 @@ def test_library_is_built_once_and_exports_ptrace(tmp_path: Path) -> None:
     assert built.stat().st_mtime_ns == mtime  # cached, not rebuilt
 
 
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler: apt-get install gcc")
+def test_a_cache_on_another_file_system_than_the_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh machine's home is often not on /tmp's file system (tmpfs): the build must
+    not be moved across them (os.replace fails with EXDEV there)."""
+    import os
+    import tempfile
+
+    other = Path("/dev/shm")
+    if not other.is_dir() or other.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs /dev/shm on another file system than the test's directory")
+    monkeypatch.setattr(tempfile, "tempdir", str(other))
+    built = uml_xstate.preload_library(tmp_path / "cache")
+    assert built.is_file() and built.parent == tmp_path / "cache"
+    assert not [p for p in (tmp_path / "cache").iterdir() if p != built]  # no build left
+    assert os.access(built, os.R_OK)
+
+
 def test_missing_compiler_is_one_line_with_the_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
