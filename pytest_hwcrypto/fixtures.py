@@ -21,6 +21,8 @@ from pytest_hwcrypto.block import tools as block_tools
 from pytest_hwcrypto.block.volume import DEFAULT_SIZE, Volume, VolumeMaker
 from pytest_hwcrypto.container import lxc
 from pytest_hwcrypto.kernel import afalg, cryptodev
+from pytest_hwcrypto.kernel.afalg_reach import AfalgReach
+from pytest_hwcrypto.kernel.afalg_reach import probe as probe_afalg_reach
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
 from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
@@ -71,6 +73,19 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
             overrides = run.profile.classify if run.profile is not None else ()
             run.inventory = build_inventory(algs, overrides=overrides, live=gather_live_facts(algs))
     return run.inventory
+
+
+def afalg_reach(run: HwcryptoRun) -> AfalgReach:
+    """Whether AF_ALG reaches this kernel's asynchronous drivers, asked of the kernel once
+    per run (kernel/afalg_reach.py: each bound by driver name, the refused ones' names as
+    the control); nothing is asked where /proc/crypto is missing."""
+    if run.afalg_reach is None:
+        try:
+            algs = read_proc_crypto(PROC_CRYPTO)
+        except (OSError, ProcCryptoError):
+            algs = []
+        run.afalg_reach = probe_afalg_reach(algs)
+    return run.afalg_reach
 
 
 def recorder(run: HwcryptoRun) -> ResultsRecorder:

@@ -33,6 +33,7 @@ from pytest_hwcrypto.settings import (
 )
 
 if TYPE_CHECKING:
+    from pytest_hwcrypto.kernel.afalg_reach import AfalgReach
     from pytest_hwcrypto.kernel.differential import RunSeed
     from pytest_hwcrypto.kernel.facts import KernelFacts
     from pytest_hwcrypto.kernel.inventory import InventoryEntry
@@ -65,6 +66,8 @@ class HwcryptoRun:
     # Read once per run, on first use.
     kernel_facts: KernelFacts | None = None
     inventory: list[InventoryEntry] | None = None
+    # Whether AF_ALG reaches the asynchronous drivers (kernel/afalg_reach.py), asked once.
+    afalg_reach: AfalgReach | None = None
     recorder: ResultsRecorder | None = None
     seed: RunSeed | None = None
     # Drivers the correctness suite found at collection time (its own Target type).

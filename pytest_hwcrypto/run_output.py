@@ -55,6 +55,10 @@ def report_header(run: HwcryptoRun) -> list[str]:
     if not fixtures.PROC_CRYPTO.exists():  # fixtures' name: a board test patches it
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
     lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
+    if inside_board() or run.options.vm is None:  # the outer session of a board asks nothing
+        engines = {e.driver for e in fixtures.inventory(run) if e.is_hardware}
+        masked = fixtures.afalg_reach(run).header_line(first=engines)
+        lines += [masked] if masked else []
     if run.options.test_drivers and not inside_board():
         lines.append(TEST_DRIVERS_ON_REAL_KERNEL)
     return lines

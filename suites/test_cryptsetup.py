@@ -18,6 +18,7 @@ import pytest
 
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel import afalg
+from pytest_hwcrypto.kernel.afalg_reach import AfalgReach, afalg_serves
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Reranker, changed_priorities, priorities
@@ -49,12 +50,10 @@ def _inventory() -> list[InventoryEntry]:
     return build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
 
 
-def _winner(name: str, inventory: Sequence[InventoryEntry]) -> InventoryEntry | None:
-    return next((e for e in inventory if e.name == name and e.winner), None)
-
-
-def _cases(inventory: Sequence[InventoryEntry]) -> list[cs.CipherCase]:
-    targets = discover_targets(inventory)
+def _cases(inventory: Sequence[InventoryEntry], reach: AfalgReach) -> list[cs.CipherCase]:
+    # A driver AF_ALG refuses cannot be measured through cryptsetup, winner or not: the
+    # kernel would hand cryptsetup software while /proc/crypto said the engine won.
+    targets = [t for t in discover_targets(inventory) if not reach.refuses(t.driver)]
     cases = []
     for cipher, bits in CASES:
         name = cs.KERNEL_NAMES[cipher]
@@ -84,17 +83,25 @@ def cryptsetup_run(
     except cs.CryptsetupError as error:
         pytest.fail(str(error), pytrace=False)
     inventory = _inventory()
+    reach = fixtures.afalg_reach(hwcrypto_run)
     for measurement in whole:
-        winner = _winner(cs.KERNEL_NAMES.get(measurement.algorithm, ""), inventory)
-        measurement.driver = winner.driver if winner else None
-        measurement.driver_class = winner.driver_class if winner else None
-        measurement.extra["evidence"] = "the winner of its kernel name (no re-ranking)"
+        # The driver AF_ALG hands out by name: the winner, unless this kernel keeps it from
+        # AF_ALG -- then software, never the engine /proc/crypto calls the winner.
+        served = afalg_serves(cs.KERNEL_NAMES.get(measurement.algorithm, ""), inventory, reach)
+        measurement.driver = served.driver if served else None
+        measurement.driver_class = served.driver_class if served else None
+        measurement.extra["evidence"] = (
+            "the winner of its kernel name (no re-ranking)"
+            if served is None or served.winner
+            else "the best synchronous driver of its kernel name: this kernel's AF_ALG "
+            "refuses the winner"
+        )
     before = priorities(fixtures.PROC_CRYPTO)
     rerank_skipped = fixtures.rerank_unavailable_reason()
     per_driver: list[cs.CaseSamples] = []
     if rerank_skipped is None:
         reranker = Reranker(fixtures.run_ledger(hwcrypto_run), afalg.instantiate_any)
-        per_driver = cs.measure_cases(_cases(inventory), reranker, ROUNDS)
+        per_driver = cs.measure_cases(_cases(inventory, reach), reranker, ROUNDS)
     classes = {e.driver: e.driver_class for e in _inventory()}
     measured = [m for s in per_driver for m in cs.measurements_of(s, classes.get(s.case.driver))]
     result = CryptsetupRun(whole, per_driver, measured, before, rerank_skipped)

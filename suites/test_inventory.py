@@ -18,7 +18,7 @@ from pytest_hwcrypto.kernel.kmsg import read_kernel_log
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile, Expectation
 from pytest_hwcrypto.report.recorder import ResultsRecorder
-from pytest_hwcrypto.run import run_of
+from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.verdict import inventory_checks
 from pytest_hwcrypto.vocabulary import FindingKind
 
@@ -105,6 +105,30 @@ def test_blacklisted_crypto_modules_reported(
     for finding in inventory_checks.blacklist_findings(hwcrypto_kernel):
         hwcrypto_results.add_finding(
             Finding(FindingKind.MODULE_BLACKLISTED, finding.algorithm, finding.detail)
+        )
+
+
+def test_afalg_reaches_the_asynchronous_drivers(
+    hwcrypto_run: HwcryptoRun,
+    hwcrypto_inventory: list[InventoryEntry],
+    hwcrypto_results: ResultsRecorder,
+) -> None:
+    """A kernel whose AF_ALG refuses its off-CPU drivers (kernel/afalg_reach.py) is a finding
+    once per run, not a failure: dm-crypt and tcrypt still reach them."""
+    reach = fixtures.afalg_reach(hwcrypto_run)
+    if reach.why_unknown:
+        pytest.skip(
+            f"cannot tell whether AF_ALG reaches the asynchronous drivers: {reach.why_unknown}"
+        )
+    if reach.masks_off_cpu:
+        engines = {e.driver for e in hwcrypto_inventory if e.is_hardware}
+        hwcrypto_results.add_finding(
+            Finding(
+                FindingKind.AFALG_MASKED,
+                ", ".join(reach.names),
+                reach.describe(first=engines),
+                {"drivers": list(reach.refused), "binds_by_name": list(reach.controls)},
+            )
         )
 
 

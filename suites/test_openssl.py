@@ -91,7 +91,14 @@ def openssl_run(
             afalg.instantiate_any(name)  # load the algif and cipher modules the engine needs
     engine = OpenSslEngine(reranker)
     inventory = build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
-    targets = [t for t in engine.reachable(inventory) if t.algorithm == CIPHER]
+    # A driver this kernel keeps from AF_ALG would be "made the winner" and then measured
+    # as software by the afalg engine: it is left out (the inventory suite's finding says so).
+    reach = fixtures.afalg_reach(hwcrypto_run)
+    targets = [
+        t
+        for t in engine.reachable(inventory)
+        if t.algorithm == CIPHER and not reach.refuses(t.driver)
+    ]
     for target in targets:  # template instances (cbc(aes-generic)) exist once bound
         if not target.registered:
             afalg.instantiate_any(target.driver)
