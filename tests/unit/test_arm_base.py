@@ -199,3 +199,28 @@ def test_another_python_minor_is_compiled_under_emulation(tmp_path: Path) -> Non
     arm_base.compile_python(tmp_path, other, lambda tree, cmd: emulated.append(cmd), print, "b")
     assert len(emulated) == 1 and "compileall" in emulated[0]
     assert f"/usr/lib/python3.{other[1]}" in emulated[0]
+
+
+def test_debians_pip_is_staged_compiled_and_used_without_ensurepip(tmp_path: Path) -> None:
+    import zipfile
+
+    from pytest_hwcrypto.boards import arm_rootfs
+
+    minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    (tmp_path / "usr" / "lib" / minor).mkdir(parents=True)
+    wheels = tmp_path / "usr" / "share" / "python-wheels"
+    wheels.mkdir(parents=True)
+    with zipfile.ZipFile(wheels / "pip-23.0.1-py3-none-any.whl", "w") as archive:
+        archive.writestr("pip/__init__.py", "VERSION = '23.0.1'\n")
+    assert arm_rootfs.stage_pip(tmp_path)
+    staged = tmp_path / arm_rootfs.STAGED_PIP.lstrip("/") / "pip"
+    assert (staged / "__init__.py").is_file()
+    tag = sys.implementation.cache_tag
+    code = marshal.loads((staged / "__pycache__" / f"__init__.{tag}.pyc").read_bytes()[16:])
+    assert code.co_filename == f"{arm_rootfs.STAGED_PIP}/pip/__init__.py"
+    command = arm_rootfs.install_command("p.whl", True)
+    assert "--without-pip" in command and f"PYTHONPATH={arm_rootfs.STAGED_PIP}" in command
+    assert command.endswith(f"rm -r {arm_rootfs.STAGED_PIP} /tmp/p.whl")
+    # no Debian pip wheel: venv's own ensurepip installs pip, as before
+    assert not arm_rootfs.stage_pip(tmp_path / "elsewhere")
+    assert "--without-pip" not in arm_rootfs.install_command("p.whl", False)
