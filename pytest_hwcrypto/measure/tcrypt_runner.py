@@ -44,6 +44,12 @@ AHASH_SPEED_MODE = 400
 SKCIPHER_SYNC_SPEED_MODE = 200
 SKCIPHER_ASYNC_SPEED_MODE = 500
 MODES_TAKING_ALG = frozenset({0, HASH_SPEED_MODE, AHASH_SPEED_MODE})
+# Modes 600 and up fire num_mb requests at once and wait for them all
+# (test_mb_skcipher_speed): 600 is AES in ecb/cbc/lrw/xts/ctr/rfc3686 on the winners. Their
+# results are for the whole batch (operations and bytes of all num_mb requests).
+MULTIBUFFER_SPEED_MODE = 600
+MULTIBUFFER_MODES = range(600, 700)
+DEFAULT_NUM_MB = 8  # tcrypt's own default
 
 UML_REASON = (
     "tcrypt cannot run on User-mode Linux: its timed loop (sec=N) never returns there "
@@ -69,10 +75,19 @@ class TcryptRequest:
     sec: int = 1
     alg: str | None = None
     klen: int | None = None
+    # Requests in flight at once, for the multibuffer modes (None: tcrypt's default, 8).
+    num_mb: int | None = None
 
     def __post_init__(self) -> None:
         if self.sec < 0:
             raise ValueError("sec must be 0 (cycles) or more seconds")
+        if self.num_mb is not None and self.mode not in MULTIBUFFER_MODES:
+            raise ValueError(
+                f"tcrypt mode={self.mode} ignores num_mb=; num_mb= works with the "
+                f"multibuffer modes {MULTIBUFFER_MODES.start}-{MULTIBUFFER_MODES.stop - 1}"
+            )
+        if self.num_mb is not None and self.num_mb < 1:
+            raise ValueError("num_mb must be 1 or more requests in flight")
         if self.alg is not None and self.mode not in MODES_TAKING_ALG:
             raise ValueError(
                 f"tcrypt mode={self.mode} ignores alg=; alg= works with modes "
@@ -85,7 +100,16 @@ class TcryptRequest:
             argv.append(f"alg={self.alg}")
         if self.klen is not None:
             argv.append(f"klen={self.klen}")
+        if self.num_mb is not None:
+            argv.append(f"num_mb={self.num_mb}")
         return argv
+
+    @property
+    def in_flight(self) -> int | None:
+        """Requests a multibuffer test keeps in flight; None for the other modes."""
+        if self.mode not in MULTIBUFFER_MODES:
+            return None
+        return self.num_mb or DEFAULT_NUM_MB
 
     def describe(self) -> str:
         return " ".join(self.modprobe_argv()[1:])
@@ -128,6 +152,15 @@ def kmsg_text(records: str) -> str:
         _, separator, message = record.partition(";")
         lines.append(message if separator else record)
     return "\n".join(lines)
+
+
+def with_levels(measurements: list[Measurement], request: TcryptRequest) -> list[Measurement]:
+    """The multibuffer results marked with the requests they kept in flight (num_mb), so
+    each level is a series of its own, as AF_ALG's threads and /dev/crypto's are."""
+    for measurement in measurements:
+        if measurement.extra.get("tcrypt_mode") == "multibuffer":
+            measurement.concurrency = request.in_flight
+    return measurements
 
 
 def tcrypt_failures(log: str) -> list[str]:
@@ -200,7 +233,7 @@ def run_tcrypt(request: TcryptRequest, *, timeout: float, cpu_hz: float | None =
         complaints = tcrypt_failures(log) or [output.strip() or "no output"]
         raise TcryptError(f"{error}; kernel said: {'; '.join(complaints[:3])}") from None
     notes = [] if request.sec else [f"cycles converted at {hz / 1e6:.0f} MHz" if hz else ""]
-    for measurement in measurements:
+    for measurement in with_levels(measurements, request):
         measurement.extra["tcrypt_request"] = request.describe()
     return TcryptRun(request, measurements, log, seconds, output, [n for n in notes if n])
 
