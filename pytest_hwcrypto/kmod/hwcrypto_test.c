@@ -53,6 +53,12 @@
  *   async_skip_compute do not compute the result (the output is the input, wrong on
  *                      purpose): a timing model whose work is all off the CPU, as an
  *                      engine's is -- only for throughput tests, never for correctness
+ *   async_lose_every   every Nth request is never completed (0: none) -- a lost
+ *                      completion, as from an engine that dropped an interrupt: the
+ *                      caller waits forever. The flow keeps the request aside instead.
+ *   async_lost         reads as the number of requests kept aside; writing anything
+ *                      completes them all with -EIO, as a driver's timeout handler or
+ *                      an engine reset would, so their callers return (also at unload)
  */
 
 #include <linux/delay.h>
@@ -121,6 +127,11 @@ module_param(async_driver_only, bool, 0444);
 MODULE_PARM_DESC(async_driver_only, "flag the asynchronous driver KERN_DRIVER_ONLY (load time)");
 module_param(async_skip_compute, bool, 0644);
 MODULE_PARM_DESC(async_skip_compute, "do not compute (wrong output): all its time off the CPU");
+
+static unsigned int async_lose_every;
+
+module_param(async_lose_every, uint, 0644);
+MODULE_PARM_DESC(async_lose_every, "never complete every Nth asynchronous request (0: none)");
 
 /* Read once per request: a value written meanwhile applies from the next request. */
 #define PARAM(name, drv) READ_ONCE(name[drv])
@@ -458,6 +469,10 @@ static struct async_flow *flows;
 static unsigned int nflows;
 static struct crypto_queue async_queue;
 static DEFINE_SPINLOCK(async_lock);
+/* Requests never completed (async_lose_every), until async_lost is written; under async_lock. */
+static LIST_HEAD(async_lost_list);
+static unsigned int async_lost_count;
+static atomic_t async_served = ATOMIC_INIT(0);
 
 static void async_complete(struct crypto_async_request *base, int err)
 {
@@ -477,6 +492,61 @@ static void async_sleep(u64 us)
 	}
 	usleep_range(us, us + div_u64(us, 64) + 1);
 }
+
+/* Is this request the one of every async_lose_every that is lost? Then keep it aside. */
+static bool async_lose(struct skcipher_request *req)
+{
+	unsigned int every = READ_ONCE(async_lose_every);
+
+	if (!every || atomic_inc_return(&async_served) % every)
+		return false;
+	spin_lock_bh(&async_lock);
+	list_add_tail(&req->base.list, &async_lost_list); /* dequeued: the list is free */
+	async_lost_count++;
+	spin_unlock_bh(&async_lock);
+	return true;
+}
+
+/* Complete every request kept aside with `err`; their callers return. */
+static void async_release_lost(int err)
+{
+	struct crypto_async_request *base, *next;
+	LIST_HEAD(lost);
+
+	spin_lock_bh(&async_lock);
+	list_splice_init(&async_lost_list, &lost);
+	async_lost_count = 0;
+	spin_unlock_bh(&async_lock);
+	list_for_each_entry_safe(base, next, &lost, list) {
+		list_del(&base->list);
+		local_bh_disable();
+		async_complete(base, err);
+		local_bh_enable();
+	}
+}
+
+static int async_lost_set(const char *value, const struct kernel_param *kp)
+{
+	async_release_lost(-EIO);
+	return 0;
+}
+
+static int async_lost_get(char *buffer, const struct kernel_param *kp)
+{
+	unsigned int count;
+
+	spin_lock_bh(&async_lock);
+	count = async_lost_count;
+	spin_unlock_bh(&async_lock);
+	return sysfs_emit(buffer, "%u\n", count);
+}
+
+static const struct kernel_param_ops async_lost_ops = {
+	.set = async_lost_set,
+	.get = async_lost_get,
+};
+module_param_cb(async_lost, &async_lost_ops, NULL, 0644);
+MODULE_PARM_DESC(async_lost, "requests never completed so far; write to complete them with -EIO");
 
 static void async_serve(struct skcipher_request *req)
 {
@@ -529,6 +599,8 @@ static void async_flow_work(struct work_struct *work)
 			async_complete(backlog, -EINPROGRESS);
 			local_bh_enable();
 		}
+		if (async_lose(skcipher_request_cast(base)))
+			continue;
 		async_serve(skcipher_request_cast(base));
 		cond_resched();
 	}
@@ -614,7 +686,8 @@ static int async_start(void)
 
 static void async_stop(void)
 {
-	destroy_workqueue(async_wq); /* drains: every queued request is completed first */
+	destroy_workqueue(async_wq); /* drains: every queued request is served first */
+	async_release_lost(-EIO);
 	kfree(flows);
 }
 

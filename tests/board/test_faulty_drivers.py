@@ -28,17 +28,30 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.container import lxc
 from pytest_hwcrypto.kernel import cryptodev
-from pytest_hwcrypto.kernel.test_drivers import ALGORITHM_OF, CBC_A, CBC_B, DRIVERS, GCM, SHA256
+from pytest_hwcrypto.kernel.test_drivers import (
+    ALGORITHM_OF,
+    CBC_A,
+    CBC_B,
+    DRIVERS,
+    GCM,
+    MODULE_NAME,
+    SHA256,
+    SYS_MODULE,
+)
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl as Control
 from pytest_hwcrypto.run import run_of
 
@@ -447,3 +460,71 @@ def test_lxc_suite_catches_the_faulty_driver_inside_a_container(
         # once another driver is preferred on the host, the container gets a correct one
         # (JUnit holds the message twice: as the attribute and as the text)
         assert "preferred on the host: the ciphertext" not in text, text
+
+
+# The asynchronous driver (an offload engine's shape) and its plain parameters.
+ASYNC_ENGINE = "cbc-aes-hwcrypto-test-async"
+LOST_TIMEOUT = 2  # --hwcrypto-timeout of the session whose engine loses a completion
+# Time for the whole session: a hung run would take the board's timeout instead.
+LOST_SESSION_SECONDS = 600.0
+
+
+def async_parameter(name: str) -> Path:
+    return SYS_MODULE / MODULE_NAME / "parameters" / name
+
+
+@pytest.mark.slow_board
+def test_a_lost_completion_is_a_named_timeout_and_the_run_goes_on(
+    drivers: Control, pytester: pytest.Pytester
+) -> None:
+    """The asynchronous engine never completes any request (async_lose_every=1): the
+    caller sleeps in the kernel with nothing to wake it. The throughput session must fail
+    that driver after --hwcrypto-timeout, naming it, measure every other cbc(aes) driver,
+    and end. The requests kept aside are completed (-EIO) once it has written its results,
+    as an engine reset would, so the abandoned threads return and the process can exit."""
+    if not async_parameter("async_lose_every").exists():
+        pytest.skip(f"{MODULE_NAME} without async_lose_every: rebuild the test drivers")
+    async_parameter("async_lose_every").write_text("1")
+    results = pytester.path / "results.json"
+    try:
+        session = pytester.popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *SESSION_ARGS,
+                "--hwcrypto-suite=throughput",
+                f"--hwcrypto-timeout={LOST_TIMEOUT}",
+                "--hwcrypto-budget=6",
+                "--hwcrypto-block-sizes=4096",
+                f"--hwcrypto-json={results}",
+                only("cbc(aes)"),
+                "-k",
+                "measured_on_every_driver",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        lost, began = 0, time.monotonic()
+        while session.poll() is None and time.monotonic() - began < LOST_SESSION_SECONDS:
+            lost = max(lost, int(async_parameter("async_lost").read_text()))
+            if results.exists():  # written at session end: release what it left waiting
+                async_parameter("async_lost").write_text("1")
+            time.sleep(0.5)
+        if session.poll() is None:
+            session.kill()
+            pytest.fail(f"the session did not end in {LOST_SESSION_SECONDS:.0f} s")
+        output = session.stdout.read().decode(errors="replace") if session.stdout else ""
+    finally:
+        async_parameter("async_lose_every").write_text("0")
+        async_parameter("async_lost").write_text("1")
+    assert lost >= 1, f"the engine lost no request:\n{output[-2000:]}"
+    found = failures(junit_cases(pytester))
+    assert list(found) == ["test_measured_on_every_driver[cbc(aes)]"], found
+    text = found["test_measured_on_every_driver[cbc(aes)]"]
+    assert f"{ASYNC_ENGINE}" in text and f"within {LOST_TIMEOUT} s" in text, text
+    measured = {
+        m["driver"] for m in json.loads(results.read_text())["measurements"] if m["samples"]
+    }
+    assert ASYNC_ENGINE not in measured
+    assert {CBC_A, CBC_B, "cbc(aes-generic)"} <= measured, measured

@@ -121,6 +121,7 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
     kmod = Path(test_drivers.__file__).resolve().parents[1] / "kmod"
     source = (kmod / "hwcrypto_test.c").read_text()
     declared = dict(re.findall(r"module_param\((\w+), \w+, (0\d+)\);", source))
+    declared |= dict(re.findall(r"module_param_cb\((\w+), &\w+, NULL, (0\d+)\);", source))
     assert set(declared) == {
         "async_flows",
         "async_latency_us",
@@ -128,6 +129,8 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
         "async_priority",
         "async_driver_only",
         "async_skip_compute",
+        "async_lose_every",
+        "async_lost",
     }
     readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
     rows = dict(re.findall(r"^\| `(async_\w+)` \| [^|]+ \| ([^\n]+) \|$", readme, re.MULTILINE))
