@@ -1,8 +1,8 @@
 """The ARM boards from the host: the same contract as the other boards (exit code and
 output of `hwcrypto vm BOARD --exec`, a pytest session's result files back on the host,
 the console log kept). `pytest tests/board_arm` (about a minute per boot under TCG); they
-skip until the board's root filesystem is built, which takes a while once:
-`hwcrypto vm qemu-arm64 --exec true`."""
+skip until the board's root filesystem is built (1-2 min once, kernel included, at load
+~6): `hwcrypto vm qemu-arm64 --exec true`."""
 
 from __future__ import annotations
 
