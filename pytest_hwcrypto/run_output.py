@@ -20,6 +20,7 @@ import pytest
 
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.fixtures import kernel_facts, recorder
+from pytest_hwcrypto.kernel.classify import is_offload
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
 from pytest_hwcrypto.model.results import Results
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY
@@ -56,7 +57,7 @@ def report_header(run: HwcryptoRun) -> list[str]:
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
     lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
     if inside_board() or run.options.vm is None:  # the outer session of a board asks nothing
-        engines = {e.driver for e in fixtures.inventory(run) if e.is_hardware}
+        engines = {e.driver for e in fixtures.inventory(run) if is_offload(e.driver_class)}
         masked = fixtures.afalg_reach(run).header_line(first=engines)
         lines += [masked] if masked else []
     if run.options.test_drivers and not inside_board():

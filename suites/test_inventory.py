@@ -12,6 +12,7 @@ from typing import Callable
 import pytest
 
 from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.kernel.classify import is_offload
 from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.kmsg import read_kernel_log
@@ -121,7 +122,7 @@ def test_afalg_reaches_the_asynchronous_drivers(
             f"cannot tell whether AF_ALG reaches the asynchronous drivers: {reach.why_unknown}"
         )
     if reach.masks_off_cpu:
-        engines = {e.driver for e in hwcrypto_inventory if e.is_hardware}
+        engines = {e.driver for e in hwcrypto_inventory if is_offload(e.driver_class)}
         hwcrypto_results.add_finding(
             Finding(
                 FindingKind.AFALG_MASKED,
