@@ -28,7 +28,6 @@ from __future__ import annotations
 import compileall
 import hashlib
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -219,30 +218,17 @@ def _run_in_namespaces(script: str, progress: Progress, board: str) -> None:
         )
 
 
-# debootstrap's line per package ("I: Unpacking libc6...", "I: Retrieving apt 2.6.1");
-# its other lines mark a stage.
-_PER_PACKAGE = re.compile(
-    r"^I: (Retrieving|Validating|Extracting|Unpacking|Configuring) [^ ]+(\.\.\.)?( [^ ]+)?$"
-)
-PROGRESS_EVERY_SECONDS = 20.0
+TAIL_LINES = 15
 
 
 def _follow(lines: Iterable[str], progress: Progress, board: str) -> list[str]:
-    """Pass on a build's output as progress: every stage line, and of the line-per-package
-    flood one line every 20 s with a count; keep the last lines for an error."""
+    """Pass on an emulated step's output (pip's, a few lines) as progress; keep the last
+    lines for an error."""
     tail: list[str] = []
-    last_said, packages = time.monotonic(), 0
     for raw in lines:
         line = raw.rstrip()
-        tail = [*tail[-14:], line]
-        now = time.monotonic()
-        if _PER_PACKAGE.match(line):
-            packages += 1
-            if now - last_said < PROGRESS_EVERY_SECONDS:
-                continue
-            line = f"{line} ({packages} package steps so far)"
+        tail = [*tail[-(TAIL_LINES - 1) :], line]
         progress(f"{board}: {line}")
-        last_said = now
     return tail
 
 
