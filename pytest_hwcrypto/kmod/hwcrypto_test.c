@@ -59,6 +59,13 @@
  *   async_lost         reads as the number of requests kept aside; writing anything
  *                      completes them all with -EIO, as a driver's timeout handler or
  *                      an engine reset would, so their callers return (also at unload)
+ *   async_queue_len    requests the queue holds before it answers -EBUSY (1..128): a
+ *                      request the caller let backlog (CRYPTO_TFM_REQ_MAY_BACKLOG) is
+ *                      then backlogged, and notified with -EINPROGRESS when it moves up
+ *   async_busy         -EBUSY answers so far (write 0 to start again)
+ *   async_busy_drops   the backlog fault: a full queue answers -EBUSY and keeps nothing,
+ *                      so the request -EBUSY promised to complete never is (kept aside
+ *                      with the lost ones, async_lost releases it)
  */
 
 #include <linux/delay.h>
@@ -132,6 +139,19 @@ static unsigned int async_lose_every;
 
 module_param(async_lose_every, uint, 0644);
 MODULE_PARM_DESC(async_lose_every, "never complete every Nth asynchronous request (0: none)");
+
+#define ASYNC_QUEUE_LEN 128
+
+static unsigned int async_queue_len = ASYNC_QUEUE_LEN;
+static unsigned int async_busy;
+static bool async_busy_drops;
+
+module_param(async_queue_len, uint, 0644);
+MODULE_PARM_DESC(async_queue_len, "queued requests before -EBUSY (1..128)");
+module_param(async_busy, uint, 0644);
+MODULE_PARM_DESC(async_busy, "-EBUSY answers so far (write 0 to start again)");
+module_param(async_busy_drops, bool, 0644);
+MODULE_PARM_DESC(async_busy_drops, "fault: a full queue answers -EBUSY and drops the request");
 
 /* Read once per request: a value written meanwhile applies from the next request. */
 #define PARAM(name, drv) READ_ONCE(name[drv])
@@ -452,7 +472,6 @@ static struct shash_alg sha256_alg = {
 /* --- cbc(aes), asynchronous ----------------------------------------------------------- */
 
 #define ASYNC_MAX_FLOWS 64
-#define ASYNC_QUEUE_LEN 128
 
 struct async_flow {
 	struct work_struct work;
@@ -614,7 +633,19 @@ static int async_crypt(struct skcipher_request *req, bool decrypting)
 
 	rctx->decrypting = decrypting;
 	spin_lock_bh(&async_lock);
+	async_queue.max_qlen = clamp_t(unsigned int, READ_ONCE(async_queue_len), 1,
+				       ASYNC_QUEUE_LEN);
+	if (READ_ONCE(async_busy_drops) && async_queue.qlen >= async_queue.max_qlen) {
+		/* The fault: -EBUSY promises a completion that never comes. */
+		async_busy++;
+		list_add_tail(&req->base.list, &async_lost_list);
+		async_lost_count++;
+		spin_unlock_bh(&async_lock);
+		return -EBUSY;
+	}
 	err = crypto_enqueue_request(&async_queue, &req->base);
+	if (err == -EBUSY)
+		async_busy++; /* backlogged: -EINPROGRESS when it moves up, then completed */
 	/* Wake an idle flow; busy ones look at the queue again before they go idle. */
 	for (i = 0; i < nflows && (err == -EINPROGRESS || err == -EBUSY); i++) {
 		if (!flows[i].busy) {

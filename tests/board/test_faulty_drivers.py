@@ -42,6 +42,8 @@ import pytest
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.container import lxc
 from pytest_hwcrypto.kernel import cryptodev
+from pytest_hwcrypto.kernel.inventory import build_inventory
+from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.test_drivers import (
     ALGORITHM_OF,
     CBC_A,
@@ -53,7 +55,12 @@ from pytest_hwcrypto.kernel.test_drivers import (
     SYS_MODULE,
 )
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl as Control
+from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
+from pytest_hwcrypto.measure.plan import make_plan
+from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
+from pytest_hwcrypto.measure.targets import discover_targets
 from pytest_hwcrypto.run import run_of
+from pytest_hwcrypto.vocabulary import PROC_CRYPTO
 
 pytest_plugins = ["pytester"]
 
@@ -528,3 +535,53 @@ def test_a_lost_completion_is_a_named_timeout_and_the_run_goes_on(
     }
     assert ASYNC_ENGINE not in measured
     assert {CBC_A, CBC_B, "cbc(aes-generic)"} <= measured, measured
+
+
+def measure_engine_in_flight(level: int, timeout: float) -> ThroughputRun:
+    """The asynchronous engine through AF_ALG with `level` requests in flight, 4 KiB."""
+    inventory = build_inventory(read_proc_crypto(PROC_CRYPTO))
+    targets = [t for t in discover_targets(inventory) if t.driver == ASYNC_ENGINE]
+    assert targets, f"{ASYNC_ENGINE} is not registered"
+    plan = make_plan(targets, [4096], 8.0, sessions=1, concurrency=[level])
+    return run_plan(plan, AfAlgEngine(timeout))
+
+
+@pytest.mark.slow_board
+def test_a_busy_queue_backlogs_and_a_driver_that_drops_on_ebusy_is_named(
+    drivers: Control,
+) -> None:
+    """A queue of one and 8 requests in flight on 4 flows: requests are answered -EBUSY.
+    Backlogged (then -EINPROGRESS, then completed) every one completes; with the fault
+    (-EBUSY answered, the request dropped) the dropped ones never complete, and the
+    measurement fails after the operation timeout naming the engine."""
+    for name in ("async_queue_len", "async_busy", "async_busy_drops"):
+        if not async_parameter(name).exists():
+            pytest.skip(f"{MODULE_NAME} without {name}: rebuild the test drivers")
+    try:
+        async_parameter("async_latency_us").write_text("50000")
+        async_parameter("async_queue_len").write_text("1")
+        async_parameter("async_busy").write_text("0")
+        backlogged = measure_engine_in_flight(8, timeout=10.0)
+        busy_backlogged = int(async_parameter("async_busy").read_text())
+        async_parameter("async_busy_drops").write_text("Y")
+        async_parameter("async_busy").write_text("0")
+        dropped = measure_engine_in_flight(8, timeout=LOST_TIMEOUT)
+        busy_dropped = int(async_parameter("async_busy").read_text())
+        kept_aside = int(async_parameter("async_lost").read_text())
+    finally:
+        async_parameter("async_busy_drops").write_text("N")
+        async_parameter("async_queue_len").write_text("128")
+        async_parameter("async_latency_us").write_text("0")
+        async_parameter("async_lost").write_text("1")
+    errors = [r.error for r in backlogged.records if r.error]
+    assert not errors and not backlogged.failures, errors
+    assert busy_backlogged > 0, "the queue of one never answered -EBUSY: nothing backlogged"
+    assert [m.level for m in backlogged.measurements()] == [8]
+    print(
+        f"\nbacklogged: {busy_backlogged} -EBUSY answers, all completed; dropped: "
+        f"{busy_dropped} -EBUSY answers, {kept_aside} requests never completed"
+    )
+    failed = [r.error for r in dropped.records if r.error]
+    assert busy_dropped > 0 and kept_aside > 0
+    assert failed and all(ASYNC_ENGINE in (e or "") for e in failed), failed
+    assert any(f"within {LOST_TIMEOUT} s" in (e or "") for e in failed), failed

@@ -131,6 +131,9 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
         "async_skip_compute",
         "async_lose_every",
         "async_lost",
+        "async_queue_len",
+        "async_busy",
+        "async_busy_drops",
     }
     readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
     rows = dict(re.findall(r"^\| `(async_\w+)` \| [^|]+ \| ([^\n]+) \|$", readme, re.MULTILINE))
