@@ -103,7 +103,12 @@ def openssl_run(
         if not target.registered:
             afalg.instantiate_any(target.driver)
     before = priorities(fixtures.PROC_CRYPTO)
-    plan = openssl_plan(targets, hwcrypto_options.block_sizes, hwcrypto_options.budget)
+    plan = openssl_plan(
+        targets,
+        hwcrypto_options.block_sizes,
+        hwcrypto_options.budget,
+        hwcrypto_options.concurrency,
+    )
     with BackgroundLoad(hwcrypto_options.load) as load:
         run = run_plan(plan, engine, load=load)
     result = OpenSslRun(run, before, rerank_reason)

@@ -12,6 +12,10 @@ wins. To measure one driver, each sample of it runs inside `Reranker.prefer(driv
 driver is made the winner for that one run and put back right after, so samples of
 different drivers can interleave and the kernel is re-ranked only while a sample runs.
 The evidence of the driver is that re-ranking, proven in /proc/crypto before each run.
+
+With N requests in flight (`at_concurrency`, --hwcrypto-concurrency) each sample is one
+`openssl speed -multi N` run: N forked processes, each its own afalg engine and so its own
+AF_ALG sockets (or its own software loop), and the parent's summed `+F` rate is the sample.
 """
 
 from __future__ import annotations
@@ -93,10 +97,16 @@ def kernel_targets(cipher: str, inventory: Sequence[InventoryEntry]) -> list[Tar
     ]
 
 
-def openssl_plan(targets: Sequence[Target], block_sizes: Sequence[int], budget: float) -> Plan:
-    """Whole-second samples: as many interleaved rounds as the budget holds, 1 to 5."""
+def openssl_plan(
+    targets: Sequence[Target],
+    block_sizes: Sequence[int],
+    budget: float,
+    concurrency: Sequence[int] = (1,),
+) -> Plan:
+    """Whole-second samples: as many interleaved rounds as the budget holds, 1 to 5; a
+    cell per level of `concurrency` (openssl speed -multi N)."""
     cells: tuple[Cell, ...] = tuple(
-        cells_for(targets, block_sizes, {AlgType.SKCIPHER: (Op.ENCRYPT,)})
+        cells_for(targets, block_sizes, {AlgType.SKCIPHER: (Op.ENCRYPT,)}, concurrency)
     )
     rounds = max(1, min(5, int(budget // max(len(cells), 1))))
     return Plan(cells, rounds, 1.0, 0.0, 0.0, budget)
@@ -158,12 +168,20 @@ class OpenSslBound:
         reranker: Reranker | None,
         evidence: Evidence,
         timing: Timing,
+        multi: int = 1,
     ) -> None:
         self.openssl = openssl
         self.target = target
         self.reranker = reranker
         self.evidence = evidence
         self.timing = timing
+        self.multi = multi  # openssl processes at once (-multi): requests in flight
+
+    def at_concurrency(self, level: int) -> OpenSslBound:
+        """The same target measured by `openssl speed -multi level`."""
+        return OpenSslBound(
+            self.openssl, self.target, self.reranker, self.evidence, self.timing, level
+        )
 
     def warm_up(self, op: str, block_size: int, seconds: float) -> None:
         """Nothing to calibrate: openssl times itself."""
@@ -178,6 +196,8 @@ class OpenSslBound:
             argv.append("-decrypt")
         if self.reranker is not None:
             argv += ["-engine", AFALG_ENGINE]
+        if self.multi > 1:
+            argv += ["-multi", str(self.multi)]
         return argv
 
     def sample(self, op: str, block_size: int, seconds: float) -> Sample:

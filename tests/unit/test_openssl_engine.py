@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
+
+import pytest
 
 from pytest_hwcrypto.measure.cpu import CpuMeter
 from pytest_hwcrypto.measure.engine import Evidence, Timing
@@ -13,6 +16,7 @@ from pytest_hwcrypto.measure.openssl_engine import (
     openssl_plan,
     software_target,
 )
+from pytest_hwcrypto.measure.parallel import Concurrent
 from pytest_hwcrypto.vocabulary import Op
 
 TIMING = Timing(time.perf_counter, CpuMeter())
@@ -41,3 +45,46 @@ def test_plan_fits_whole_second_rounds_into_the_budget() -> None:
     assert plan.samples == 3  # 3 cells x 3 rounds x 1 s <= 10 s
     assert openssl_plan(targets, [16, 4096, 65536], budget=1.0).samples == 1
     assert openssl_plan(targets * 1, [16], budget=100.0).samples == 5
+
+
+# `openssl speed -elapsed -evp aes-128-cbc -mr -bytes 4096 -seconds 1 -multi 2`, OpenSSL
+# 3.0 on this project's CI host (2026-12-07): two children's +F lines, then their sum.
+MULTI_OUTPUT = """\
+Forked child 0
++DT:AES-128-CBC:1:4096
++DT:AES-128-CBC:1:4096
++R:93452:AES-128-CBC:0.990000
++R:95510:AES-128-CBC:1.000000
+Forked child 1
+Got: +H:4096 from 0
+Got: +F:25:AES-128-CBC:386645850.51 from 0
+Got: +H:4096 from 1
+Got: +F:25:AES-128-CBC:391208960.00 from 1
++F:25:AES-128-CBC:777854810.51
+"""
+
+
+def test_requests_in_flight_are_openssl_processes_and_their_sum_is_the_sample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ran: list[list[str]] = []
+
+    def fake_run(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        return subprocess.CompletedProcess(argv, 0, MULTI_OUTPUT, "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)  # what openssl_engine calls
+    target = software_target("aes-128-cbc")
+    bound = OpenSslBound("openssl", target, None, Evidence(SOFTWARE, "x"), TIMING)
+    assert "-multi" not in bound.argv(Op.ENCRYPT, 4096, 1)
+    two = bound.at_concurrency(2)
+    assert isinstance(bound, Concurrent) and two.evidence == bound.evidence
+    sample = two.sample(Op.ENCRYPT, 4096, 1.0)
+    assert ran[0][ran[0].index("-multi") + 1] == "2"
+    assert sample.bytes_per_second == pytest.approx(777854810.51, rel=1e-3)
+
+
+def test_the_plan_has_a_cell_per_level() -> None:
+    targets = [software_target("aes-128-cbc")]
+    plan = openssl_plan(targets, [4096], budget=10.0, concurrency=(1, 4))
+    assert sorted(cell.concurrency for cell in plan.cells) == [1, 4]
