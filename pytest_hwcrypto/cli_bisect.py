@@ -47,12 +47,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("--modules", help="its modules directory (default: side B's)")
     parser.add_argument("--max-drop", default=None, help="default: the one in --good")
-    parser.add_argument("--pairs", type=int, help="exactly N pairs")
-    parser.add_argument("--budget", type=float, help="seconds per step at most")
-    parser.add_argument("--first-pairs", type=int, default=10)
-    parser.add_argument("--max-pairs", type=int, default=40)
-    parser.add_argument("--workdir", default=".hwcrypto-bisect", help="one A/B file per commit")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
+    _add_pairs_options(parser, "seconds per step at most", "one A/B file per commit")
     parser.set_defaults(func=cmd_bisect_run)
     confirm = sub.add_parser(
         "bisect-confirm",
@@ -70,13 +65,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     confirm.add_argument(
         "--kernel", help="the image the build makes (default: side B's kernel in --good)"
     )
-    confirm.add_argument("--pairs", type=int, help="exactly N pairs")
-    confirm.add_argument("--budget", type=float, help="seconds at most")
-    confirm.add_argument("--first-pairs", type=int, default=10)
-    confirm.add_argument("--max-pairs", type=int, default=40)
-    confirm.add_argument("--workdir", default=".hwcrypto-bisect", help="images and A/B file")
-    confirm.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
+    _add_pairs_options(confirm, "seconds at most", "images and A/B file")
     confirm.set_defaults(func=cmd_bisect_confirm)
+
+
+def _add_pairs_options(parser: argparse.ArgumentParser, budget: str, workdir: str) -> None:
+    """How many pairs, where they are kept, how long a boot may take: both commands."""
+    parser.add_argument("--pairs", type=int, help="exactly N pairs")
+    parser.add_argument("--budget", type=float, help=budget)
+    parser.add_argument("--first-pairs", type=int, default=10)
+    parser.add_argument("--max-pairs", type=int, default=40)
+    parser.add_argument("--workdir", default=".hwcrypto-bisect", help=workdir)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
 
 
 def cmd_bisect_run(args: argparse.Namespace) -> int:
