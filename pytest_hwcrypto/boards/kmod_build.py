@@ -170,6 +170,34 @@ def headers_package(release: str) -> str:
     return f"linux-headers-{release}"
 
 
+def kernel_build_tree(modules_dir: Path) -> Path | None:
+    """The tree a custom kernel was built in, from its modules directory's `build` link
+    (which `make modules_install` leaves), when that tree is there and built (it has the
+    Module.symvers an out-of-tree module links against); else None.
+
+    A kernel a developer built has no headers package: its own tree is what a module is
+    built against. A Debian kernel unpacked from its .deb also has the link, to headers
+    that are usually not installed; None then, and the headers package is the way.
+    """
+    tree = modules_dir / "build"
+    if (tree / "Makefile").is_file() and (tree / "Module.symvers").is_file():
+        return tree.resolve()
+    return None
+
+
+def tree_digest(kernel_dir: Path) -> str:
+    """What an out-of-tree module's build depends on in a kernel tree: its configuration
+    and exported symbols. A custom kernel rebuilt under the same release string with
+    another config gets another cache entry, not a module built for the old one."""
+    digest = hashlib.sha256()
+    for name in (".config", "Module.symvers"):
+        try:
+            digest.update(name.encode() + b"\0" + (kernel_dir / name).read_bytes() + b"\0")
+        except OSError:
+            digest.update(name.encode() + b"\0missing\0")
+    return digest.hexdigest()
+
+
 def cached_module(spec: ModuleSource, release: str, digest: str, cache: Path) -> Path:
     """Where the build of `spec` for `release` from source `digest` is kept."""
     return cache / "kmod" / f"{spec.name}-{release}-{digest[:16]}" / Path(spec.module).name
@@ -204,6 +232,9 @@ class KmodBuilder:
     # make variables that choose it (ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-).
     kernel_dir: Path | None = None
     make_vars: tuple[str, ...] = ()
+    # A custom kernel's own build tree (kernel_build_tree): its tree_digest joins the
+    # cache key, since its release string alone does not say what was built.
+    own_tree: bool = False
 
     def _say(self, what: str) -> None:
         self.progress(f"{self.spec.name} for {self.release}: {what}")
@@ -212,7 +243,10 @@ class KmodBuilder:
         """The cached .ko for this release, built first when there is none."""
         source = find_source(self.spec, source_dir_of(self.spec, self.environ))
         digest = source_digest(source)
-        target = cached_module(self.spec, self.release, digest, self.cache or cache_dir())
+        key = digest
+        if self.own_tree and self.kernel_dir is not None:
+            key = hashlib.sha256((digest + tree_digest(self.kernel_dir)).encode()).hexdigest()
+        target = cached_module(self.spec, self.release, key, self.cache or cache_dir())
         if target.is_file():
             self._say(f"cached build {target} (source {source.name}, sha256 {digest[:12]})")
             return target
@@ -222,6 +256,8 @@ class KmodBuilder:
                 self._say(f"cached build {target}, made by another run meanwhile")
                 return target
             kernel_dir = self.kernel_dir or self.ensure_headers()
+            if self.own_tree:
+                self._say(f"against the kernel's own build tree {kernel_dir}")
             with tempfile.TemporaryDirectory(prefix=f"hwcrypto-kmod-{self.spec.name}-") as work:
                 tree = self.unpack(source, digest, Path(work))
                 built = self.make(tree, kernel_dir)

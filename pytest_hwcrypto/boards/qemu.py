@@ -409,7 +409,8 @@ class QemuBoard(Board):
     def prepare(self, run_dir: Path, stream: TextIO | None) -> None:
         """With cryptodev (test_drivers): build cryptodev-linux (the test-only drivers) for
         this kernel, or take the cached build, and put it in the run directory, where the
-        guest loads it from."""
+        guest loads it from. Against the release's headers package, or, for a custom
+        kernel whose modules directory links to its built tree, against that tree."""
         if not (self.cryptodev or self.test_drivers):
             return
         # Imported here: only a board that loads a module needs the build path.
@@ -424,10 +425,19 @@ class QemuBoard(Board):
             (kmod_build.CRYPTODEV, CRYPTODEV_MODULE, self.cryptodev),
             (kmod_build.TEST_DRIVERS, TEST_DRIVERS_MODULE, self.test_drivers),
         ]
+        # A kernel built by hand: against its own tree (its modules' `build` link).
+        tree = None
+        if self._staged_modules is not None:
+            tree = kmod_build.kernel_build_tree(self._staged_modules)
         for spec, file_name, asked in wanted:
             if asked:
                 built = kmod_build.build_module(
-                    spec, self.release(), progress, environ=self._environ
+                    spec,
+                    self.release(),
+                    progress,
+                    environ=self._environ,
+                    kernel_dir=tree,
+                    own_tree=tree is not None,
                 )
                 shutil.copyfile(built, run_dir / file_name)
 
