@@ -31,19 +31,28 @@ INIT = f"""#!/bin/busybox sh
 mkdir -p /proc /sys /dev /newroot
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+if ! mount -t devtmpfs devtmpfs /dev; then
+    echo "hwcrypto initramfs: no devtmpfs in this kernel (CONFIG_DEVTMPFS)"
+    poweroff -f
+fi
 for module in $(cat /modules.order); do
     insmod "/modules/$module" 2>/dev/null || echo "hwcrypto initramfs: insmod $module failed"
 done
 tries=0
 while [ ! -b /dev/vda ] && [ $tries -lt 200 ]; do sleep 0.1; tries=$((tries + 1)); done
+if [ ! -b /dev/vda ]; then
+    echo "hwcrypto initramfs: no /dev/vda after 20 s: the kernel sees no virtio disk on PCI" \
+        "(CONFIG_PCI_HOST_GENERIC, CONFIG_VIRTIO_PCI, CONFIG_VIRTIO_BLK)"
+    poweroff -f
+fi
 if ! mount -t ext4 /dev/vda /newroot; then
-    echo "hwcrypto initramfs: cannot mount the root filesystem (/dev/vda)"
+    echo "hwcrypto initramfs: cannot mount the root filesystem (/dev/vda, ext4: CONFIG_EXT4_FS)"
     poweroff -f
 fi
 mkdir -p /newroot{RUN_MOUNT}
 if ! mount -t 9p -o {NINEP_OPTIONS} {RUN_TAG} /newroot{RUN_MOUNT}; then
-    echo "hwcrypto initramfs: cannot mount the run directory ({RUN_TAG})"
+    echo "hwcrypto initramfs: cannot mount the run directory ({RUN_TAG} over 9p:" \
+        "CONFIG_NET_9P_VIRTIO, CONFIG_9P_FS)"
     poweroff -f
 fi
 for fs in proc sys dev; do mount --move /$fs /newroot/$fs; done

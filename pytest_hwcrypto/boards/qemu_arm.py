@@ -28,7 +28,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from pytest_hwcrypto.boards import arm_base, arm_initramfs, arm_kernel, arm_rootfs
+from pytest_hwcrypto.boards import (
+    arm_base,
+    arm_cache,
+    arm_initramfs,
+    arm_kernel,
+    arm_own_kernel,
+    arm_rootfs,
+)
 from pytest_hwcrypto.boards.arm_arch import ArmArch
 from pytest_hwcrypto.boards.base import Board, BoardError
 from pytest_hwcrypto.boards.helpers import cache_dir
@@ -94,25 +101,13 @@ class QemuArmBoard(Board):
         return self._kernel
 
     def _custom_kernel(self, image: Path) -> arm_kernel.ArmKernel:
-        if not image.is_file():
-            raise BoardError(f"{self.name} kernel {image} not found: check --hwcrypto-kernel")
-        if self._modules_path is None:
-            raise BoardError(
-                f"{self.name} needs the modules of --hwcrypto-kernel {image} (virtio, ext4 and "
-                "9p are modules in Debian's ARM kernels): pass --hwcrypto-modules "
-                ".../lib/modules/<release>"
-            )
-        if not (self._modules_path / "modules.dep").is_file():
-            raise BoardError(
-                f"modules directory {self._modules_path} has no modules.dep: "
-                "run depmod -b <root> <release> (or make modules_install) first"
-            )
-        build = self._modules_path / "build"
+        """A developer's kernel, checked before boot (boards/arm_own_kernel.py)."""
+        release, build = arm_own_kernel.check_own_kernel(
+            self.arch, image, self._modules_path, needs_build=self.cryptodev or self.test_drivers
+        )
+        assert self._modules_path is not None  # checked above
         return arm_kernel.ArmKernel(
-            release=self._modules_path.name,
-            image=image,
-            modules_dir=self._modules_path,
-            headers_dir=build if (build / "Makefile").is_file() else None,
+            release=release, image=image, modules_dir=self._modules_path, headers_dir=build
         )
 
     def kernel_description(self) -> str:
@@ -155,6 +150,13 @@ class QemuArmBoard(Board):
         progress = _progress(stream)
         kernel = self.kernel(stream)
         self._image = arm_rootfs.ensure_image(self.arch, self._cache, progress)
+        debian_release = kernel.release if self._kernel_path is None else None
+        for name, size in arm_cache.prune(
+            arm_rootfs.arch_cache(self.arch, self._cache),
+            arm_base.base_key(self.arch),
+            debian_release,
+        ):
+            progress(f"{self.name}: removed superseded {name} from the cache ({size / 1e6:.0f} MB)")
         busybox = arm_base.base_tree(self.arch, self._cache) / "bin" / "busybox"
         if not busybox.is_file():
             raise BoardError(f"{busybox} is missing: remove {self._image} to rebuild it")
