@@ -26,12 +26,22 @@ IV_MODES = ("plain64", "plain")
 ESSIV = "essiv:"
 
 
+# dm-crypt's optional table flags (5.9+) that take its own workqueues out of the path: a
+# read is decrypted where the I/O completes, a write encrypted in the submitter's context.
+# How many requests the cipher sees in flight depends on them, so the depth sweep runs with
+# and without both (measure/dmcrypt_depth.py).
+NO_READ_WORKQUEUE = "no_read_workqueue"
+NO_WRITE_WORKQUEUE = "no_write_workqueue"
+TABLE_FLAGS = (NO_READ_WORKQUEUE, NO_WRITE_WORKQUEUE)
+
+
 @dataclass(frozen=True)
 class CryptSpec:
-    """One exact driver and IV mode, as dm-crypt's cipher field names it."""
+    """One exact driver and IV mode, as dm-crypt's cipher field names it, and table flags."""
 
     driver: str  # e.g. xts(ecb(aes-generic)), cbc-aes-aesni
     iv_mode: str = "plain64"
+    flags: tuple[str, ...] = ()  # of TABLE_FLAGS
 
     @property
     def cipher(self) -> str:
@@ -54,6 +64,7 @@ class TableLine:
     cipher: str
     device: str  # as dm prints it: MAJ:MIN
     sector_size: int
+    flags: tuple[str, ...] = ()  # the TABLE_FLAGS it shows, sorted
 
 
 def table_line(spec: CryptSpec, key: bytes, device: str, size: int, sector_size: int) -> bytes:
@@ -68,7 +79,12 @@ def table_line(spec: CryptSpec, key: bytes, device: str, size: int, sector_size:
         raise BlockError(f"volume size {size} is not a multiple of the sector size {sector_size}")
     if not key:
         raise BlockError("a dm-crypt volume needs a key")
-    options = f" 1 sector_size:{sector_size}" if sector_size != SECTOR else ""
+    unknown = [flag for flag in spec.flags if flag not in TABLE_FLAGS]
+    if unknown:
+        raise BlockError(f"dm-crypt flag {unknown[0]!r} is not one of {', '.join(TABLE_FLAGS)}")
+    words = [f"sector_size:{sector_size}"] if sector_size != SECTOR else []
+    words += sorted(set(spec.flags))
+    options = f" {len(words)} {' '.join(words)}" if words else ""
     line = f"0 {size // SECTOR} crypt {spec.cipher} {key.hex()} 0 {device} 0{options}\n"
     return line.encode()
 
@@ -82,5 +98,6 @@ def parse_table(text: str) -> TableLine:
     for option in fields[8:]:
         if option.startswith("sector_size:"):
             sector_size = int(option.split(":", 1)[1])
+    flags = tuple(sorted(option for option in fields[8:] if option in TABLE_FLAGS))
     # fields[4] is the key, zeros unless --showkeys: it is never kept.
-    return TableLine(cipher=fields[3], device=fields[6], sector_size=sector_size)
+    return TableLine(cipher=fields[3], device=fields[6], sector_size=sector_size, flags=flags)

@@ -58,8 +58,9 @@ class CryptDevice:
 
     @property
     def evidence(self) -> str:
+        flags = f" {' '.join(sorted(self.spec.flags))}" if self.spec.flags else ""
         return (
-            f"dmsetup table shows {self.spec.cipher}; /proc/crypto refcnt of "
+            f"dmsetup table shows {self.spec.cipher}{flags}; /proc/crypto refcnt of "
             f"{self.spec.serving_driver} rose {self.refcnt_before} -> {self.refcnt_after}"
         )
 
@@ -131,6 +132,11 @@ def _prove(
         raise BlockError(
             f"{name}: asked for {spec.cipher} with {sector_size}-byte sectors, but dmsetup "
             f"table shows {shown.cipher} with {shown.sector_size}-byte sectors"
+        )
+    if shown.flags != tuple(sorted(set(spec.flags))):
+        raise BlockError(
+            f"{name}: asked for flags {' '.join(spec.flags) or 'none'}, but dmsetup table "
+            f"shows {' '.join(shown.flags) or 'none'} (this kernel's dm-crypt may not know them)"
         )
     after = refcnt(spec.serving_driver, proc_crypto)
     if after <= before:

@@ -96,6 +96,7 @@ class VolumeMaker:
         sector_size: int = 512,
         size: int = DEFAULT_SIZE,
         iv_mode: str = "plain64",
+        flags: tuple[str, ...] = (),
     ) -> Volume:
         if key_bits <= 0 or key_bits % 8:
             raise BlockError(f"key size {key_bits} bits is not a whole number of bytes")
@@ -103,7 +104,7 @@ class VolumeMaker:
         device = loop.attach(self.ledger, name, size, self.directory)
         volume = Volume(name, device, None, os.urandom(key_bits // 8))
         try:
-            volume.crypt = self._crypt(volume, CryptSpec(driver, iv_mode), sector_size)
+            volume.crypt = self._crypt(volume, CryptSpec(driver, iv_mode, flags), sector_size)
         except BaseException:
             self.close(volume)
             raise

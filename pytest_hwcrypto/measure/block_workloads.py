@@ -49,6 +49,9 @@ class Workload:
     rw: str  # fio's rw (write, read, randrw); dd: write or read
     block_size: int
     iodepth: int = 1
+    # fio's engine; None: psync at depth 1, libaio deeper. A depth sweep sets libaio at
+    # every depth, so that only the depth changes between its levels.
+    ioengine: str | None = None
 
 
 SEQUENTIAL = MIB
@@ -89,7 +92,7 @@ def fio_missing_reason() -> str | None:
 
 
 def fio_argv(device: BlockDevice, workload: Workload, seconds: float) -> list[str]:
-    engine = "libaio" if workload.iodepth > 1 else "psync"
+    engine = workload.ioengine or ("libaio" if workload.iodepth > 1 else "psync")
     return [
         "fio",
         f"--name={workload.label}",
@@ -210,6 +213,8 @@ def _label(
         "rw": workload.rw,
         "evidence": device.evidence,
     }
+    # fio's iodepth is how many requests were in flight: qd32 is judged against qd32 (the
+    # verdicts group by level), never against one at a time. dd has one in flight.
     return replace(
         measurement,
         algorithm=device.algorithm,
@@ -218,6 +223,7 @@ def _label(
         block_size=workload.block_size,
         driver_class=device.driver_class,
         extra=extra,
+        concurrency=workload.iodepth if workload.tool == Source.FIO else None,
     )
 
 
