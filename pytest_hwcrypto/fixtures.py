@@ -29,7 +29,7 @@ from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
 from pytest_hwcrypto.kernel.evidence import gather_live_facts
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
-from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
+from pytest_hwcrypto.kernel.procfs import CryptoAlg, ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl
@@ -70,9 +70,17 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
         except FileNotFoundError:
             run.inventory = []
         else:
-            overrides = run.profile.classify if run.profile is not None else ()
-            run.inventory = build_inventory(algs, overrides=overrides, live=gather_live_facts(algs))
+            run.inventory = classified(run, algs)
     return run.inventory
+
+
+def classified(run: HwcryptoRun, algs: Sequence[CryptoAlg]) -> list[InventoryEntry]:
+    """A /proc/crypto listing read now (one a suite re-reads after creating instances)
+    classed as `inventory` classes it, so that every table of a run gives a driver one
+    class (the throughput suite's name-table-only reading once made the test drivers
+    `unknown` in AF_ALG's table and `offload` in dm-crypt's)."""
+    overrides = run.profile.classify if run.profile is not None else ()
+    return build_inventory(algs, overrides=overrides, live=gather_live_facts(algs))
 
 
 def afalg_reach(run: HwcryptoRun) -> AfalgReach:

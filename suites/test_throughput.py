@@ -33,7 +33,7 @@ import pytest
 
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.fixtures import AfAlg
-from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
+from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
@@ -127,7 +127,7 @@ def throughput(
     hwcrypto_afalg.require(AlgType.SKCIPHER)
     block_sizes = hwcrypto_run.options.block_sizes
     load_spec = hwcrypto_run.options.load
-    targets = chosen_targets(_read_inventory(), hwcrypto_run)
+    targets = chosen_targets(_read_inventory(hwcrypto_run), hwcrypto_run)
     if not targets:
         pytest.skip(
             "no algorithm has two or more drivers here, so there is nothing to compare "
@@ -148,7 +148,7 @@ def throughput(
     )
     with BackgroundLoad(load_spec) as load:
         run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)
-    inventory = [entry.to_json() for entry in _read_inventory()]
+    inventory = [entry.to_json() for entry in _read_inventory(hwcrypto_run)]
     suite_run = SuiteRun(run, inventory, _findings(run, inventory_items(inventory)))
     _record(hwcrypto_results, suite_run)
     return suite_run
@@ -159,9 +159,11 @@ def chosen_targets(inventory: list[InventoryEntry], state: HwcryptoRun) -> list[
     return [t for t in discover_targets(inventory) if state.options.chooses(t.algorithm)]
 
 
-def _read_inventory() -> list[InventoryEntry]:
+def _read_inventory(run: HwcryptoRun) -> list[InventoryEntry]:
+    """/proc/crypto now (after the run it lists the instances the run created), classed as
+    the run's inventory is: one class per driver in every table of the run."""
     try:
-        return build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
+        return fixtures.classified(run, read_proc_crypto(fixtures.PROC_CRYPTO))
     except (OSError, ProcCryptoError) as error:
         pytest.skip(f"cannot read {fixtures.PROC_CRYPTO}: {error}")
 
@@ -361,4 +363,5 @@ def _inventory_for_rules(request: pytest.FixtureRequest) -> list[InventoryItem]:
         suite_run: SuiteRun = request.getfixturevalue("throughput")
         return inventory_items(suite_run.inventory)
     except pytest.skip.Exception:
-        return inventory_items([entry.to_json() for entry in _read_inventory()])
+        run = run_of(request.config)
+        return inventory_items([entry.to_json() for entry in _read_inventory(run)])
