@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 import os
+import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -164,14 +167,25 @@ def test_every_board_process_runs_on_the_one_chosen_cpu(
 
 def test_working_in_tmp_itself_keeps_the_run_directory_writable(uml_board: UmlBoard) -> None:
     """/tmp kept visible read-only must not cover the run directory inside it, where the
-    board writes its exit code, dmesg and results (hwcrypto ab run from /tmp failed so)."""
+    board writes its exit code, dmesg and results (hwcrypto ab run from /tmp failed so).
+
+    The guest writes into its own run directory by name: a glob over /tmp/hwcrypto-board-*
+    also met other boards' run directories, which vanish while CI runs beside benchmarks.
+    """
+    run_dir = Path(tempfile.mkdtemp(prefix="hwcrypto-board-", dir="/tmp"))
+    probe = run_dir / "written-from-the-guest"
     out = io.StringIO()
-    result = uml_board.run(
-        "ls -d /tmp/hwcrypto-board-* >/dev/null && echo listed",
-        cwd=Path("/tmp"),
-        env=passed_environment(os.environ),
-        timeout=60,
-        stream=out,
-    )
-    assert result.exit_code == 0, out.getvalue()
-    assert "listed" in out.getvalue()
+    try:
+        result = uml_board.run(
+            f"touch {shlex.quote(str(probe))} && echo written",
+            cwd=Path("/tmp"),
+            env=passed_environment(os.environ),
+            timeout=60,
+            stream=out,
+            run_dir=run_dir,
+        )
+        assert result.exit_code == 0, out.getvalue()
+        assert "written" in out.getvalue()
+        assert probe.is_file()
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
