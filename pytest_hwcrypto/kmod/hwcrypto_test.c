@@ -66,6 +66,13 @@
  *   async_busy_drops   the backlog fault: a full queue answers -EBUSY and keeps nothing,
  *                      so the request -EBUSY promised to complete never is (kept aside
  *                      with the lost ones, async_lost releases it)
+ *   async_reorder_every completions out of order (0: none): every Nth request, once
+ *                      served, is held back until another request in flight has been
+ *                      completed, then completed after it -- each request's own output
+ *                      still right (alone, with nothing else in flight, it is not held)
+ *   async_reorder_swap the bug on top: the held request and the one that releases it
+ *                      swap outputs, so each completion carries the other's data
+ *   async_reordered    completions held back so far (write 0 to start again)
  */
 
 #include <linux/delay.h>
@@ -152,6 +159,17 @@ module_param(async_busy, uint, 0644);
 MODULE_PARM_DESC(async_busy, "-EBUSY answers so far (write 0 to start again)");
 module_param(async_busy_drops, bool, 0644);
 MODULE_PARM_DESC(async_busy_drops, "fault: a full queue answers -EBUSY and drops the request");
+
+static unsigned int async_reorder_every;
+static bool async_reorder_swap;
+static unsigned int async_reordered;
+
+module_param(async_reorder_every, uint, 0644);
+MODULE_PARM_DESC(async_reorder_every, "complete every Nth request after the next one (0: none)");
+module_param(async_reorder_swap, bool, 0644);
+MODULE_PARM_DESC(async_reorder_swap, "fault: a held request and its releaser swap outputs");
+module_param(async_reordered, uint, 0644);
+MODULE_PARM_DESC(async_reordered, "completions held back so far (write 0 to start again)");
 
 /* Read once per request: a value written meanwhile applies from the next request. */
 #define PARAM(name, drv) READ_ONCE(name[drv])
@@ -492,6 +510,15 @@ static DEFINE_SPINLOCK(async_lock);
 static LIST_HEAD(async_lost_list);
 static unsigned int async_lost_count;
 static atomic_t async_served = ATOMIC_INIT(0);
+/*
+ * Completions out of order (async_reorder_every): requests taken from the queue and not
+ * yet completed, held or lost, and the one request held back with its result, until
+ * another completes; all under async_lock.
+ */
+static unsigned int async_in_service;
+static unsigned int async_finished;
+static struct skcipher_request *async_held;
+static int async_held_err;
 
 static void async_complete(struct crypto_async_request *base, int err)
 {
@@ -522,6 +549,7 @@ static bool async_lose(struct skcipher_request *req)
 	spin_lock_bh(&async_lock);
 	list_add_tail(&req->base.list, &async_lost_list); /* dequeued: the list is free */
 	async_lost_count++;
+	async_in_service--;
 	spin_unlock_bh(&async_lock);
 	return true;
 }
@@ -532,14 +560,26 @@ static void async_release_lost(int err)
 	struct crypto_async_request *base, *next;
 	LIST_HEAD(lost);
 
+	struct skcipher_request *held;
+	int held_err;
+
 	spin_lock_bh(&async_lock);
 	list_splice_init(&async_lost_list, &lost);
 	async_lost_count = 0;
+	/* A held request whose releaser was lost would wait for ever: it goes too, as it is. */
+	held = async_held;
+	held_err = async_held_err;
+	async_held = NULL;
 	spin_unlock_bh(&async_lock);
 	list_for_each_entry_safe(base, next, &lost, list) {
 		list_del(&base->list);
 		local_bh_disable();
 		async_complete(base, err);
+		local_bh_enable();
+	}
+	if (held) {
+		local_bh_disable();
+		async_complete(&held->base, held_err);
 		local_bh_enable();
 	}
 }
@@ -567,6 +607,56 @@ static const struct kernel_param_ops async_lost_ops = {
 module_param_cb(async_lost, &async_lost_ops, NULL, 0644);
 MODULE_PARM_DESC(async_lost, "requests never completed so far; write to complete them with -EIO");
 
+/* The swap fault: each of two requests' destinations gets the other's output. */
+static void async_swap_outputs(struct skcipher_request *a, struct skcipher_request *b)
+{
+	unsigned int len = min(a->cryptlen, b->cryptlen);
+	u8 *buf = kvmalloc(2 * (size_t)len, GFP_KERNEL);
+
+	if (!buf)
+		return;
+	sg_copy_to_buffer(a->dst, sg_nents(a->dst), buf, len);
+	sg_copy_to_buffer(b->dst, sg_nents(b->dst), buf + len, len);
+	sg_copy_from_buffer(a->dst, sg_nents(a->dst), buf + len, len);
+	sg_copy_from_buffer(b->dst, sg_nents(b->dst), buf, len);
+	kvfree(buf);
+}
+
+/*
+ * Complete `req` (served, with `err`), unless async_reorder_every holds it back: every
+ * Nth served request waits, while another is queued or being served, until that other one
+ * has been completed, and is completed right after it.
+ */
+static void async_finish(struct skcipher_request *req, int err)
+{
+	unsigned int every = READ_ONCE(async_reorder_every);
+	struct skcipher_request *held;
+	int held_err;
+
+	spin_lock_bh(&async_lock);
+	async_in_service--;
+	if (every && !async_held && ++async_finished % every == 0 &&
+	    (async_in_service || async_queue.qlen)) {
+		async_held = req;
+		async_held_err = err;
+		async_reordered++;
+		spin_unlock_bh(&async_lock);
+		return;
+	}
+	held = async_held;
+	held_err = async_held_err;
+	async_held = NULL;
+	spin_unlock_bh(&async_lock);
+	if (held && READ_ONCE(async_reorder_swap))
+		async_swap_outputs(req, held);
+	/* Completions run with bottom halves off, as from an engine's interrupt tasklet. */
+	local_bh_disable();
+	async_complete(&req->base, err);
+	if (held)
+		async_complete(&held->base, held_err);
+	local_bh_enable();
+}
+
 static void async_serve(struct skcipher_request *req)
 {
 	struct crypto_skcipher *tfm = crypto_skcipher_reqtfm(req);
@@ -593,10 +683,7 @@ static void async_serve(struct skcipher_request *req)
 	left = (s64)takes - ktime_to_ns(ktime_sub(ktime_get(), start));
 	if (left >= NSEC_PER_USEC)
 		async_sleep(div_u64(left, NSEC_PER_USEC));
-	/* Completions run with bottom halves off, as from an engine's interrupt tasklet. */
-	local_bh_disable();
-	async_complete(&req->base, err);
-	local_bh_enable();
+	async_finish(req, err);
 }
 
 static void async_flow_work(struct work_struct *work)
@@ -610,6 +697,8 @@ static void async_flow_work(struct work_struct *work)
 		base = crypto_dequeue_request(&async_queue);
 		if (!base)
 			flow->busy = false; /* under the lock: an enqueue after this kicks us */
+		else
+			async_in_service++;
 		spin_unlock_bh(&async_lock);
 		if (!base)
 			return;

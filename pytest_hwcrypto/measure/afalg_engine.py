@@ -12,7 +12,11 @@ With N requests in flight (`at_concurrency`, --hwcrypto-concurrency) the bound t
 accepts N more op sockets, each driven by a thread of its own (measure/parallel.py): one
 key, one transform, N requests in the kernel at once -- the way a server shares one tfm.
 A socket carries one request at a time (AF_ALG allows one AIO request per socket since
-2023), so N sockets is how user space keeps N requests in flight.
+2023), so N sockets is how user space keeps N requests in flight. Each lane sends an input
+of its own (the block with its first byte changed by the lane's number), and every output
+it reads is compared with what the transform gave that input alone, one request at a time:
+an engine that hands one request's output to another (mixed-up completions) fails the
+level naming the driver, instead of being measured.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from pytest_hwcrypto.measure.engine import (
 )
 from pytest_hwcrypto.measure.parallel import LanePool, LaneWork, ParallelRequests
 from pytest_hwcrypto.measure.targets import Target, discover_targets
-from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, MAX_SESSIONS, AlgType, Source
+from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, MAX_SESSIONS, AlgType, Op, Source
 
 
 class AfAlgEngine:
@@ -90,13 +94,16 @@ class AfAlgBound:
             self._levels[level] = AfAlgConcurrent(self, level)
         return self._levels[level]
 
-    def lane_work(self, op: str, block: bytes) -> LaneWork:
-        """One more op socket's request loop on this transform (for AfAlgConcurrent)."""
+    def lane_work(self, lane: int, op: str, block: bytes) -> LaneWork:
+        """One more op socket's request loop on this transform (for AfAlgConcurrent): lane
+        `lane`'s own input, each output checked against that input's output alone."""
+        mine = lane_input(block, lane)
         try:
             if self._hash is not None:
-                return self._hash.lane(block)
+                return self._hash.lane(mine, self._hash.digest(mine))
             if self._skcipher is not None:
-                return self._skcipher.lane(block, self._iv, op)
+                crypt = self._skcipher.encrypt if op == Op.ENCRYPT else self._skcipher.decrypt
+                return self._skcipher.lane(mine, self._iv, op, crypt(mine, self._iv))
         except (afalg.AfAlgError, OSError) as error:
             raise EngineError(str(error)) from None
         raise EngineError(f"{self.target.driver}: session is closed")
@@ -136,7 +143,7 @@ class AfAlgConcurrent:
             level, bound._timeout, f"{bound.evidence.driver} ({level} requests in flight)"
         )
         self._runner = ParallelRequests(
-            self._pool, lambda _lane, op, block: bound.lane_work(op, block)
+            self._pool, lambda lane, op, block: bound.lane_work(lane, op, block)
         )
         self._loop = RequestLoop(self, bound._timing, os.urandom)
 
@@ -154,6 +161,15 @@ class AfAlgConcurrent:
 
     def close(self) -> None:
         self._pool.close()
+
+
+def lane_input(block: bytes, lane: int) -> bytes:
+    """Lane `lane`'s request: `block` with its first byte xored by the lane's number, so
+    that no two lanes' inputs (up to 256 lanes) -- nor, for any cipher or hash, their
+    outputs -- are the same, and a request given another's output is seen."""
+    if not block:
+        return block
+    return bytes([block[0] ^ (lane & 0xFF)]) + block[1:]
 
 
 def _iv_for(session: afalg.SkcipherSession) -> bytes | None:

@@ -7,9 +7,11 @@ import time
 
 import pytest
 
+from pytest_hwcrypto.measure.afalg_engine import lane_input
 from pytest_hwcrypto.measure.cpu import CpuMeter
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, Timing
 from pytest_hwcrypto.measure.parallel import (
+    MAX_CONCURRENCY,
     LanePool,
     ParallelRequests,
     at_level,
@@ -204,3 +206,13 @@ def test_cpu_meter_reads_kernel_threads_when_asked() -> None:
     assert before.kernel_threads is not None and after.kernel_threads is not None
     assert CpuMeter().start().kernel_threads is None
     assert Timing(time.perf_counter, meter).meter is meter
+
+
+def test_every_afalg_lane_sends_an_input_of_its_own() -> None:
+    """A request handed another lane's output is only seen if no two lanes send the same."""
+    block = bytes(range(16)) * 4
+    inputs = [lane_input(block, lane) for lane in range(MAX_CONCURRENCY)]
+    assert len(set(inputs)) == MAX_CONCURRENCY
+    assert inputs[0] == block
+    assert all(len(one) == len(block) and one[1:] == block[1:] for one in inputs)
+    assert lane_input(b"", 3) == b""

@@ -134,6 +134,9 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
         "async_queue_len",
         "async_busy",
         "async_busy_drops",
+        "async_reorder_every",
+        "async_reorder_swap",
+        "async_reordered",
     }
     readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
     rows = dict(re.findall(r"^\| `(async_\w+)` \| [^|]+ \| ([^\n]+) \|$", readme, re.MULTILINE))
@@ -146,6 +149,9 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
 # tests it names.
 KMOD_README = Path(test_drivers.__file__).resolve().parents[1] / "kmod" / "README.md"
 FAULTY_DRIVERS_TESTS = Path(__file__).resolve().parents[1] / "board" / "test_faulty_drivers.py"
+# the asynchronous engine's completion-order faults are proven with its other
+# requests-in-flight tests
+CONCURRENCY_TESTS = FAULTY_DRIVERS_TESTS.with_name("test_concurrency.py")
 
 
 def mode_table() -> list[dict[str, str]]:
@@ -162,7 +168,7 @@ def collected(*selection: str) -> set[str]:
     """Names (function[param]) pytest collects from the faulty-driver board tests."""
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
     result = subprocess.run(
-        [*command, *selection, str(FAULTY_DRIVERS_TESTS)],
+        [*command, *selection, str(FAULTY_DRIVERS_TESTS), str(CONCURRENCY_TESTS)],
         cwd=FAULTY_DRIVERS_TESTS.parents[2],
         capture_output=True,
         text=True,
@@ -184,7 +190,7 @@ def test_the_mode_table_names_the_board_tests_and_what_ci_runs() -> None:
             assert row["CI"] == "—", row
             continue
         for name in tests:
-            assert name in every, f"{name} is not a test of {FAULTY_DRIVERS_TESTS.name}"
+            assert name in every, f"{name} is not a board test of the test drivers"
             assert row["CI"] == ("yes" if name in in_ci else "no"), row
     named = {name.split("=")[0] for row in rows for name in backticked(row["mode"])}
     assert named >= set(test_drivers.RUNTIME_DEFAULTS), "a run-time parameter has no row"

@@ -25,7 +25,7 @@ from typing import Callable
 
 from pytest_hwcrypto.kernel.afalg.base import AfAlgSession
 from pytest_hwcrypto.kernel.afalg.deadline import monotonic
-from pytest_hwcrypto.kernel.afalg.errors import BadAuthSize, errno_name
+from pytest_hwcrypto.kernel.afalg.errors import AfAlgError, BadAuthSize, errno_name
 from pytest_hwcrypto.kernel.afalg.probe import DEFAULT_PROBE, Probe
 from pytest_hwcrypto.kernel.afalg.wire import (
     Control,
@@ -144,20 +144,26 @@ class SkcipherSession(AfAlgSession):
         self._run_loop(op, work, size, None if iv is None else len(iv))
         return bytes(out)
 
-    def lane(self, block: bytes, iv: bytes | None, op: str) -> Callable[[int, list[int]], None]:
+    def lane(
+        self, block: bytes, iv: bytes | None, op: str, expected: bytes | None = None
+    ) -> Callable[[int, list[int]], None]:
         """A timing loop on an op socket of its own, accepted from this session's transform,
         for one of several threads measuring the transform at once (measure/parallel.py).
 
         The loop is :meth:`crypt_loop`'s, without its guard: the caller runs several in
         threads and watches them together. ``run(count, progress)`` makes ``count``
         requests; a kernel error becomes this session's explained :class:`AfAlgError`.
+        With ``expected`` (this lane's output for ``block``, one request alone) every
+        request's output is compared with it -- a memcmp, cheap beside the syscalls --
+        and one that differs (an engine that mixed up requests in flight) is an error.
         """
         size = len(block)
         op_sock = self._lane_socket(size)
         control = Control(opcode(op), None if iv is None else bytes(iv))
         send = partial(op_sock.sendmsg, [block], control.ancillary())
         recv_into = op_sock.recv_into
-        out = memoryview(bytearray(size))
+        buffer = bytearray(size)
+        out = memoryview(buffer)
         timeout, iv_length = self.timeout, None if iv is None else len(iv)
 
         def run(count: int, progress: list[int]) -> None:
@@ -167,11 +173,25 @@ class SkcipherSession(AfAlgSession):
                     got = recv_into(out)
                     if got != size:
                         recv_exact(op_sock, monotonic() + timeout, out[got:])
+                    if expected is not None and buffer != expected:
+                        raise self._mixed_up(op, size, bytes(buffer), expected)
                     progress[0] = done + 1
             except OSError as exc:
                 raise self._op_error(op, exc, size, iv_length) from None
 
         return run
+
+    def _mixed_up(self, op: str, size: int, got: bytes, expected: bytes) -> AfAlgError:
+        at = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+        return AfAlgError(
+            f"{self.driver or self.alg}: with requests in flight, a {size}-byte {op} returned "
+            f"output that is not its own input's (differs from byte {at}; alone, one request "
+            "at a time, the same input gave the expected output): the driver mixed up "
+            "requests in flight",
+            alg=self.alg,
+            driver=self.driver,
+            alg_type=self.alg_type,
+        )
 
 
 class AeadSession(AfAlgSession):
@@ -326,18 +346,31 @@ class HashSession(AfAlgSession):
 
         self._run_loop("digest", work, len(block))
 
-    def lane(self, block: bytes) -> Callable[[int, list[int]], None]:
+    def lane(self, block: bytes, expected: bytes | None = None) -> Callable[[int, list[int]], None]:
         """:meth:`digest_loop` on an op socket of its own, unguarded, for one of several
-        threads measuring the transform at once (see :meth:`SkcipherSession.lane`)."""
+        threads measuring the transform at once (see :meth:`SkcipherSession.lane`, also
+        for ``expected``: this lane's digest of ``block``, checked on every request)."""
         op_sock = self._lane_socket(len(block))
         send, recv_into = op_sock.send, op_sock.recv_into
-        out = memoryview(bytearray(_HASH_MAX_DIGESTSIZE))
+        buffer = bytearray(_HASH_MAX_DIGESTSIZE)
+        out = memoryview(buffer)
+        size = len(expected) if expected is not None else 0
 
         def run(count: int, progress: list[int]) -> None:
             try:
                 for done in range(count):
                     send(block)
                     recv_into(out)
+                    if expected is not None and out[:size] != expected:
+                        raise AfAlgError(
+                            f"{self.driver or self.alg}: with requests in flight, a digest of "
+                            f"{len(block)} bytes is not its own input's (alone, one request at "
+                            "a time, the same input gave the expected digest): the driver "
+                            "mixed up requests in flight",
+                            alg=self.alg,
+                            driver=self.driver,
+                            alg_type=self.alg_type,
+                        )
                     progress[0] = done + 1
             except OSError as exc:
                 raise self._op_error("digest", exc, len(block)) from None
