@@ -154,6 +154,12 @@ class AfAlgConcurrent:
             raise EngineError(str(error)) from None
 
     def warm_up(self, op: str, block_size: int, seconds: float) -> None:
+        # The lanes, with their one reference request each, before the warm-up's timing
+        # (their inputs derive from any block of the size: the loop's own is not needed).
+        try:
+            self._runner.prepare(op, os.urandom(block_size))
+        except (afalg.AfAlgError, OSError) as error:
+            raise EngineError(str(error)) from None
         self._loop.warm_up(op, block_size, seconds)
 
     def sample(self, op: str, block_size: int, seconds: float) -> Sample:

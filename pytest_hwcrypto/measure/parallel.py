@@ -182,8 +182,14 @@ class ParallelRequests:
         self._make_work = make_work
         self._works: dict[tuple[str, int], list[LaneWork]] = {}
 
-    def run(self, op: str, block: bytes, count: int) -> None:
+    def prepare(self, op: str, block: bytes) -> None:
+        """Build every lane's loop for `op` on blocks of this size now, outside any timing:
+        a lane's setup may make requests of its own (AF_ALG's reference output), which
+        timed in the warm-up's first step would understate the rate that sizes samples."""
         key = (op, len(block))
         if key not in self._works:
             self._works[key] = [self._make_work(lane, op, block) for lane in range(self.pool.width)]
-        self.pool.run(self._works[key], shares(count, self.pool.width))
+
+    def run(self, op: str, block: bytes, count: int) -> None:
+        self.prepare(op, block)
+        self.pool.run(self._works[(op, len(block))], shares(count, self.pool.width))

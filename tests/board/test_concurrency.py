@@ -38,10 +38,11 @@ The openssl suite with --hwcrypto-concurrency=1,4 (`openssl speed -multi 4` thro
 afalg engine, the engine the winner for each run, 20 ms a request, 4 KiB): 36.0 and 147.4
 req/s, 4.09x (load 4.1-5.3; the suite's session 182 s inside the board).
 Completions out of order (async_reorder_every=2, 100 ms a request, 4 KiB, each lane's
-outputs checked against its own input's; load 5.8-6.6, 2026-12-07): N = 1/2/4 measured at
-8.3/16.2/24.2 req/s with 0/7/26 completions held back, no error; with swapped outputs the
-N = 2 level failed naming the driver ("mixed up requests in flight"), N = 1 measured (118 s
-inside the board).
+outputs checked against its own input's; load 3.0-6.2, 2026-12-07): N = 1/2/4 measured at
+9.1/14.3/27.5 req/s with 0/22/43 completions held back, no error; with swapped outputs
+(every completion that can be held, its releaser's output swapped) the first swap failed
+the level at N = 2 and at N = 4, naming the driver ("mixed up requests in flight"), N = 1
+measured (nothing held alone).
 CI runs the rising and timeout tests (59 + 10 s inside the board, the QEMU stage's boot
 shared); needs-concurrency, tcrypt, /dev/crypto, virtio-crypto and openssl are slow_board.
 """
@@ -255,7 +256,9 @@ def test_completions_out_of_order_are_harmless_and_swapped_outputs_are_named(
     through AF_ALG at N = 1, 2, 4, each lane checking every output against its own input's,
     every level is measured -- out of order is no fault. With the held request and its
     releaser swapping outputs (async_reorder_swap) every level where a request was held
-    fails naming the driver; N = 1 (never held) and cbc(aes-generic) are measured.
+    fails naming the driver; N = 1 (never held) is measured. (The engine alone in each
+    run: beside cbc(aes-generic) its samples at N >= 2 were a request or two, too few to
+    keep two lanes in the engine at once, and nothing was held.)
 
     A request is held only while another is in the engine. On a starved board (nice 19
     beside benchmarks at normal priority) the AF_ALG path's CPU can serialize the lanes,
@@ -277,10 +280,9 @@ def test_completions_out_of_order_are_harmless_and_swapped_outputs_are_named(
     (params / "async_reorder_swap").write_text("Y")
     caught: dict[int, int] = {}
     for level in (1, 2, 4):
-        run, caught[level] = held_back(params, 1, {ENGINE, GENERIC}, level)
+        run, caught[level] = held_back(params, 1, {ENGINE}, level)
         errors = [r.error for r in run.records if r.cell.target.driver == ENGINE and r.error]
         show(f"swapped outputs: {caught[level]} held, errors {errors}", run, 4 * KIB)
-        assert {m.level for m in run.measurements() if m.driver == GENERIC} == {level}
         if caught[level]:
             assert errors, f"N={level}: {caught[level]} swapped, none caught"
             for error in errors:

@@ -13,6 +13,7 @@ from pytest_hwcrypto.measure.engine import EngineError, Evidence, Timing
 from pytest_hwcrypto.measure.parallel import (
     MAX_CONCURRENCY,
     LanePool,
+    LaneWork,
     ParallelRequests,
     at_level,
     parse_concurrency_levels,
@@ -216,3 +217,26 @@ def test_every_afalg_lane_sends_an_input_of_its_own() -> None:
     assert inputs[0] == block
     assert all(len(one) == len(block) and one[1:] == block[1:] for one in inputs)
     assert lane_input(b"", 3) == b""
+
+
+def test_lanes_are_built_once_before_timing_and_reused_by_every_run() -> None:
+    """prepare() builds each lane's loop (AF_ALG: with a reference request) so that the
+    warm-up's first timed step does not pay for it; runs of the same op and size reuse them."""
+    built: list[tuple[int, str, int]] = []
+    flight = InFlight()
+
+    def make_work(lane: int, op: str, block: bytes) -> LaneWork:
+        built.append((lane, op, len(block)))
+        return flight.work
+
+    pool = LanePool(3, timeout=5, describe="fake")
+    try:
+        runner = ParallelRequests(pool, make_work)
+        runner.prepare("encrypt", b"a" * 16)
+        assert built == [(0, "encrypt", 16), (1, "encrypt", 16), (2, "encrypt", 16)]
+        assert flight.done == 0  # building runs no request of the loops
+        runner.run("encrypt", b"b" * 16, 9)
+        runner.run("decrypt", b"b" * 16, 3)
+    finally:
+        pool.close()
+    assert len(built) == 6 and flight.done == 12
