@@ -36,7 +36,7 @@ from pytest_hwcrypto.model.results import Finding, Measurement, inventory_items
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun
 from pytest_hwcrypto.verdict.rules import hw_loses_to_sw_findings, needs_concurrency_findings
-from pytest_hwcrypto.verdict.storage_bound import storage_bound_findings
+from pytest_hwcrypto.verdict.storage_bound import storage_bound_by_group
 
 pytestmark = pytest.mark.hwcrypto_dmcrypt
 
@@ -52,12 +52,8 @@ class DepthRun:
 
 def _storage_bound(measured: Sequence[Measurement]) -> list[Finding]:
     """Each volume against the bare device at its own depth, never another's."""
-    findings = []
-    for depth in sorted({m.level for m in measured}):
-        same = [m for m in measured if m.level == depth]
-        volumes = [m for m in same if m.driver != BARE]
-        findings += storage_bound_findings(volumes, [m for m in same if m.driver == BARE])
-    return findings
+    by_depth = storage_bound_by_group(measured, BARE, lambda m: m.level)
+    return [finding for _, found in by_depth for finding in found]
 
 
 @pytest.fixture(scope="module")

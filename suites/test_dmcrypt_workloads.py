@@ -41,7 +41,7 @@ from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.model.results import Finding, Measurement
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun
-from pytest_hwcrypto.verdict.storage_bound import storage_bound_findings
+from pytest_hwcrypto.verdict.storage_bound import storage_bound_by_group
 
 pytestmark = pytest.mark.hwcrypto_dmcrypt
 
@@ -78,10 +78,9 @@ def _measure(
 def _findings(measured: Sequence[Measurement]) -> list[Finding]:
     """storage-bound per workload: each is compared only with the same workload on bare."""
     findings: list[Finding] = []
-    for label in sorted({str(m.extra["workload"]) for m in measured}):
-        same = [m for m in measured if m.extra["workload"] == label]
-        volumes = [m for m in same if m.driver != BARE]
-        for finding in storage_bound_findings(volumes, [m for m in same if m.driver == BARE]):
+    by_workload = storage_bound_by_group(measured, BARE, lambda m: str(m.extra["workload"]))
+    for label, found in by_workload:
+        for finding in found:
             extra = {**finding.extra, "workload": label}
             findings.append(replace(finding, detail=f"{label}: {finding.detail}", extra=extra))
     return findings

@@ -7,6 +7,8 @@ know it:
 * `storage_bound_findings`: a dm-crypt volume against the bare device under it, measured
   in the same boot, per op and block size: the volume's 95 % interval of the median
   reaches the bare device's, i.e. it is not clearly slower;
+* `storage_bound_by_group`: the same per group of measurements (a fio workload, an I/O
+  depth), each volume compared only with the bare device measured under that group;
 * `storage_bound_pair`: two runs compared by `hwcrypto compare` (either mode), from
   whatever files: both carry the utilisation of the storage under them
   (`extra["storage_util"]`, put there by the fio parsers), both were at least
@@ -18,13 +20,17 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pytest_hwcrypto.model.results import Finding, Measurement
 from pytest_hwcrypto.tools.findings import STORAGE_UTIL, equal_within_noise
 from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.vocabulary import FindingKind
+
+# A group's key: an I/O depth or a workload's label
+GroupKey = TypeVar("GroupKey", int, str)
 
 
 @dataclass(frozen=True)
@@ -131,3 +137,23 @@ def storage_bound_findings(
         }
         findings.append(Finding(FindingKind.STORAGE_BOUND, volume.algorithm, detail, extra))
     return findings
+
+
+def storage_bound_by_group(
+    measured: Sequence[Measurement], bare_driver: str, group: Callable[[Measurement], GroupKey]
+) -> list[tuple[GroupKey, list[Finding]]]:
+    """`storage_bound_findings` within each group (in sorted order), never across groups.
+
+    A volume at iodepth 16 against the bare device at iodepth 1 (or a random-write
+    workload against a sequential-read one) would compare two different storages.
+    """
+    grouped: dict[GroupKey, list[Measurement]] = {}
+    for measurement in measured:
+        grouped.setdefault(group(measurement), []).append(measurement)
+    result = []
+    for key in sorted(grouped):
+        same = grouped[key]
+        volumes = [m for m in same if m.driver != bare_driver]
+        bare = [m for m in same if m.driver == bare_driver]
+        result.append((key, storage_bound_findings(volumes, bare)))
+    return result

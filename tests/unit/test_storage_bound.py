@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pytest_hwcrypto.measure.dmcrypt_engine import BARE, dmcrypt_targets
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.verdict.storage_bound import storage_bound_findings
+from pytest_hwcrypto.verdict.storage_bound import storage_bound_by_group, storage_bound_findings
 from pytest_hwcrypto.vocabulary import MIB, FindingKind, Op, Source
 
 
@@ -40,3 +42,22 @@ def test_targets_are_the_disk_ciphers_plus_the_bare_device() -> None:
     targets = dmcrypt_targets([])
     assert [t.driver for t in targets] == [BARE]
     assert targets[0].accepts(4096) and not targets[0].accepts(512)
+
+
+def test_groups_are_judged_apart_each_against_its_own_bare_device() -> None:
+    # depth 1: the volume is as fast as the bare device (storage-bound); depth 4: the bare
+    # device is much faster, so the same volume figure is not -- never compared across
+    def at(depth: int, m: Measurement) -> Measurement:
+        return replace(m, extra={"iodepth": depth})
+
+    measured = [
+        at(1, _m(BARE, 100, 95, 105)),
+        at(1, _m("xts(ecb(aes-generic))", 98, 93, 101)),
+        at(4, _m(BARE, 300, 290, 310)),
+        at(4, _m("xts(ecb(aes-generic))", 98, 93, 101)),
+    ]
+    grouped = storage_bound_by_group(measured, BARE, lambda m: int(m.extra["iodepth"]))
+    assert [(depth, [f.extra["driver"] for f in found]) for depth, found in grouped] == [
+        (1, ["xts(ecb(aes-generic))"]),
+        (4, []),
+    ]
