@@ -15,9 +15,11 @@
 # position drawn from TRIAL, that adds work to aes-generic's block function -- then:
 # builds the good (first) and slow (last) kernels, `hwcrypto ab` between them, and
 # `git bisect run hwcrypto bisect-run` over the 32 commits, and `hwcrypto bisect-confirm`
-# (the culprit's parent against the culprit, in pairs). One line of JSON per trial is
-# appended to WORKDIR/bisect-trials.jsonl: the planted and the found culprit, steps,
-# whether the A/B confirmed it, times.
+# (the culprit's parent against the culprit, in pairs; each candidate when skipped steps
+# left git several). One line of JSON per trial is appended to
+# WORKDIR/bisect-trials.jsonl: the planted culprit, the one git named ("bisected", empty
+# when it named several), the one found after bisect-confirm, steps, whether the A/B
+# confirmed it, times.
 # Set HWCRYPTO to how to run the command (default: hwcrypto).
 set -euo pipefail
 TREE=$(realpath "$1")
@@ -84,16 +86,20 @@ ab_seconds=$(( $(date +%s) - started ))
 started=$(date +%s)
 git bisect start --term-old fast --term-new slow "$SLOW" "$BASE" >/dev/null
 git bisect run $HWCRYPTO bisect-run --good "$WORK/ab-good-slow.json" --first-pairs 8 \
-  --max-pairs 16 --workdir "$WORK/steps" -- make ARCH=um -j2 linux > "$WORK/bisect-$TRIAL.log" 2>&1 || true
+  --max-pairs 32 --workdir "$WORK/steps" -- make ARCH=um -j2 linux > "$WORK/bisect-$TRIAL.log" 2>&1 || true
 bisect_seconds=$(( $(date +%s) - started ))
-FOUND=$(grep -oE '^[0-9a-f]{40} is the first slow commit' "$WORK/bisect-$TRIAL.log" | cut -c1-40 || true)
+BISECTED=$(grep -oE '^[0-9a-f]{40} is the first slow commit' "$WORK/bisect-$TRIAL.log" | cut -c1-40 || true)
 STEPS=$(grep -c 'hwcrypto bisect-run: .*: \(fast\|slow\|skip\)' "$WORK/bisect-$TRIAL.log" || true)
-# The culprit confirmed: its parent and itself built and measured in pairs.
+# The culprit confirmed: its parent and itself built and measured in pairs; when skipped
+# steps left git with several candidates, each against its parent, and the one confirmed
+# is the answer.
 started=$(date +%s)
 CONFIRMED=false
-if [ -n "$FOUND" ] && $HWCRYPTO bisect-confirm --good "$WORK/ab-good-slow.json" --first-pairs 8 \
-    --max-pairs 16 --workdir "$WORK/steps" -- make ARCH=um -j2 linux > "$WORK/confirm-$TRIAL.log" 2>&1; then
+FOUND=$BISECTED
+if $HWCRYPTO bisect-confirm --good "$WORK/ab-good-slow.json" --first-pairs 8 \
+    --max-pairs 32 --workdir "$WORK/steps" -- make ARCH=um -j2 linux > "$WORK/confirm-$TRIAL.log" 2>&1; then
   CONFIRMED=true
+  [ -n "$FOUND" ] || FOUND=$(grep -oE '[0-9a-f]{40} is the culprit' "$WORK/confirm-$TRIAL.log" | cut -c1-40 || true)
 fi
 confirm_seconds=$(( $(date +%s) - started ))
 git bisect reset -q >/dev/null 2>&1 || true
@@ -101,6 +107,7 @@ git checkout -q "$BASE"   # the tree as it came: the next trial starts from it a
 python3 - "$WORK/bisect-trials.jsonl" <<EOF
 import json, sys
 entry = {"trial": $TRIAL, "planted": "$PLANTED", "position": $CULPRIT, "found": "$FOUND",
+         "bisected": "$BISECTED",
          "right": "$FOUND" == "$PLANTED", "steps": int("${STEPS:-0}" or 0),
          "confirmed": "$CONFIRMED" == "true", "confirm_seconds": $confirm_seconds,
          "ab_seconds": $ab_seconds, "bisect_seconds": $bisect_seconds,

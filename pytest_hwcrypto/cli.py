@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from pytest_hwcrypto import cli_ab, cli_bisect, cli_lava, cli_parse
+from pytest_hwcrypto import cli_ab, cli_bisect, cli_bisect_confirm, cli_lava, cli_parse
 from pytest_hwcrypto.boards.base import BoardError
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.settings import SettingError
@@ -420,6 +420,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     cli_lava.add_parser,
     cli_ab.add_parsers,
     cli_bisect.add_parser,
+    cli_bisect_confirm.add_parser,
 )
 
 

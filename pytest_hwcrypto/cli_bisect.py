@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -47,29 +46,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("--modules", help="its modules directory (default: side B's)")
     parser.add_argument("--max-drop", default=None, help="default: the one in --good")
-    _add_pairs_options(parser, "seconds per step at most", "one A/B file per commit")
+    add_pairs_options(parser, "seconds per step at most", "one A/B file per commit")
     parser.set_defaults(func=cmd_bisect_run)
-    confirm = sub.add_parser(
-        "bisect-confirm",
-        help="after `git bisect run`: build the culprit's parent and the culprit, A/B them",
-        usage="hwcrypto bisect-confirm --good AB.json [--commit REF] [--kernel BUILT] "
-        "-- BUILD_CMD ...",
-        description="Checks out COMMIT^ and COMMIT (default: the first bad commit the "
-        "bisection named), builds each with BUILD_CMD, keeps each image, measures them in "
-        "pairs with --good's slice and checks out what was there before. Exit 0 when the "
-        "series --good found regressed regress from COMMIT^ to COMMIT (confirmed), 1 when "
-        "they do not, 2 on a usage error or a failed build.",
-    )
-    confirm.add_argument("--good", required=True, metavar="AB.json")
-    confirm.add_argument("--commit", help="default: the bisection's first bad commit")
-    confirm.add_argument(
-        "--kernel", help="the image the build makes (default: side B's kernel in --good)"
-    )
-    _add_pairs_options(confirm, "seconds at most", "images and A/B file")
-    confirm.set_defaults(func=cmd_bisect_confirm)
 
 
-def _add_pairs_options(parser: argparse.ArgumentParser, budget: str, workdir: str) -> None:
+def add_pairs_options(parser: argparse.ArgumentParser, budget: str, workdir: str) -> None:
     """How many pairs, where they are kept, how long a boot may take: both commands."""
     parser.add_argument("--pairs", type=int, help="exactly N pairs")
     parser.add_argument("--budget", type=float, help=budget)
@@ -235,91 +216,3 @@ def commit_name() -> str:
     except OSError:
         return "worktree"
     return done.stdout.strip() or "worktree"
-
-
-# --------------------------------------------------------------------------------------
-# hwcrypto bisect-confirm: the culprit's parent against the culprit, in pairs
-
-
-def cmd_bisect_confirm(args: argparse.Namespace) -> int:
-    with sigterm_as_exit():
-        return bisect_confirm(args)
-
-
-def bisect_confirm(args: argparse.Namespace) -> int:
-    try:
-        good = load_document(Path(args.good))
-    except AbFileError as error:
-        raise AbUsageError(str(error)) from None
-    image = args.kernel or good.sides["B"].kernel
-    if image is None:
-        raise AbUsageError("--kernel: the good file's side B names no kernel image")
-    if not args.pytest_args:
-        raise AbUsageError("give the build command after --, e.g. -- make ARCH=um -j2 linux")
-    commit = _git("rev-parse", "--verify", (args.commit or first_bad_ref()) + "^{commit}")
-    workdir = Path(args.workdir).absolute()
-    workdir.mkdir(parents=True, exist_ok=True)
-    images = {}
-    before = _git("rev-parse", "HEAD")
-    try:
-        for label, ref in (("A", f"{commit}^"), ("B", commit)):
-            _git("checkout", "-q", ref)
-            built = subprocess.run(args.pytest_args, check=False)
-            if built.returncode != 0:
-                raise AbUsageError(f"building {ref} failed (exit {built.returncode})")
-            images[label] = workdir / f"confirm-{commit[:12]}-{label}.img"
-            shutil.copy2(image, images[label])
-    finally:
-        _git("checkout", "-q", before)
-    steps = [args.pairs] if args.pairs else escalation_steps(args.first_pairs, args.max_pairs)
-    document = AbDocument(
-        board=good.board,
-        sides={
-            label: Side(label, str(path), good.sides["B"].modules) for label, path in images.items()
-        },
-        slice=good.slice,
-        seed=random.SystemRandom().randrange(2**31),
-        max_drop=good.max_drop,
-        alpha=good.alpha,
-        steps=steps,
-    )
-    path = workdir / f"confirm-{commit[:12]}.json"
-    path.unlink(missing_ok=True)
-    focus = focus_series(good)
-    try:
-        outcome = measure_pairs(document, path, args.timeout, args.budget, focus)
-    except AbError as error:
-        raise AbUsageError(f"{commit[:12]}: {error}") from None
-    report(document, outcome, path, False, [])
-    confirmed, word = confirm_word(outcome.verdicts, focus)
-    sys.stderr.write(f"hwcrypto bisect-confirm: {commit[:12]}: {word}\n")
-    return 0 if confirmed else 1
-
-
-def confirm_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> tuple[bool, str]:
-    """Confirmed when every series --good found regressed also regressed from the culprit's
-    parent to the culprit (without a focus: any series did)."""
-    from pytest_hwcrypto.verdict.paired import PairedVerdict
-
-    wanted = [v for v in judged if v.key in focus] if focus else judged
-    regressed = [v for v in wanted if v.comparison.verdict is PairedVerdict.REGRESSED]
-    if wanted and (len(regressed) == len(wanted) if focus else regressed):
-        changes = ", ".join(f"{v.comparison.change * 100:+.1f}%" for v in regressed)
-        return True, f"confirmed: it slows what --good found slower ({changes})"
-    return False, "not confirmed: the culprit's parent and the culprit measured alike"
-
-
-def first_bad_ref() -> str:
-    """The first bad commit of a finished bisection: refs/bisect/<new term> (BISECT_TERMS
-    holds the terms of `git bisect start --term-new slow`; "bad" without it)."""
-    git_dir = Path(_git("rev-parse", "--git-dir"))
-    terms = git_dir / "BISECT_TERMS"
-    new_term = terms.read_text().split()[0] if terms.is_file() else "bad"
-    return f"refs/bisect/{new_term}"
-
-
-def _git(*argv: str) -> str:
-    done = subprocess.run(["git", *argv], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise AbUsageError(f"git {' '.join(argv)}: {done.stderr.strip() or 'failed'}")
-    return done.stdout.strip()

@@ -122,5 +122,7 @@ def test_bisect_finds_and_confirms_the_commit_that_slowed_cbc_aes(
     assert f"bisect-confirm: {culprit[:12]}: confirmed" in confirm.stderr
     # the culprit's parent and the culprit were built; the checkout is back where it was
     assert _git(tree, "rev-parse", "HEAD") == left_at
-    assert len(list((tmp_path / "steps").glob(f"confirm-{culprit[:12]}-[AB].img"))) == 2
+    parent = _git(tree, "rev-parse", culprit + "^")
+    for built in (parent, culprit):
+        assert (tmp_path / "steps" / f"build-{built[:12]}.img").is_file()
     _git(tree, "bisect", "reset")
