@@ -15,7 +15,10 @@ What the modes measure (6.1):
   run fixed lists of AES modes, key sizes and block sizes on whichever driver wins each
   name; ``alg`` is ignored there. With ``sec=0`` each test is 8 timed operations counted
   in CPU cycles -- seconds instead of minutes for the whole list, converted to bytes/s with
-  the clock rate the kernel calibrated.
+  the rate of the counter the kernel's get_cycles() reads: the TSC on x86 (its calibration),
+  the ARM generic timer on ARM (arm64's get_cycles() is its virtual counter, and 32-bit
+  ARM's reads it as the delay timer), whose rate the kernel prints at boot
+  (``arch_timer: cp15 timer(s) running at 62.50MHz (virt).``), not the CPU clock.
 
 User-mode Linux cannot run it: the ``sec=N`` loop waits for jiffies that do not advance
 inside that loop, so modprobe never returns (seen on the UML board), and its cycle counter
@@ -60,6 +63,8 @@ UML_REASON = (
 _TSC_MHZ = re.compile(
     r"tsc: (?:Refined TSC clocksource calibration|Detected)[: ]+(?P<mhz>\d+(?:\.\d+)?) MHz"
 )
+# drivers/clocksource/arm_arch_timer.c's banner: "cp15", "mmio" or "cp15 and mmio" timers.
+_ARCH_TIMER_MHZ = re.compile(r"arch_timer: [\w ]*timer\(s\) running at (?P<mhz>\d+(?:\.\d+)?) ?MHz")
 _CPUINFO_MHZ = re.compile(r"^cpu MHz\s*:\s*(?P<mhz>\d+(?:\.\d+)?)", re.MULTILINE)
 
 
@@ -131,10 +136,15 @@ class TcryptRun:
 
 def cpu_hz_from(kernel_log: str = "", cpuinfo: str = "") -> float | None:
     """The cycle-counter rate tcrypt's sec=0 results are in: the kernel's TSC calibration
-    (the refined value when present), else /proc/cpuinfo's `cpu MHz`."""
+    (the refined value when present), else the ARM generic timer's rate (ARM has no TSC;
+    its get_cycles() counts that timer's ticks, 62.5 MHz on QEMU's virt machine, whatever
+    the CPU clock), else /proc/cpuinfo's `cpu MHz`."""
     found = [float(match["mhz"]) for match in _TSC_MHZ.finditer(kernel_log)]
     if found:
         return found[-1] * 1e6
+    timer = _ARCH_TIMER_MHZ.search(kernel_log)
+    if timer:
+        return float(timer["mhz"]) * 1e6
     match = _CPUINFO_MHZ.search(cpuinfo)
     return float(match["mhz"]) * 1e6 if match else None
 
