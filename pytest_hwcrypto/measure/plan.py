@@ -180,6 +180,14 @@ def make_plan(
     return Plan(tuple(cells), samples, sample_seconds, warmup, setup, budget, left_out, sessions)
 
 
+def least_budget(plan: Plan, min_cell_seconds: float = MIN_CELL_SECONDS) -> float:
+    """The budget the plan's cells need at `min_cell_seconds` each, setup included: more
+    than `plan.budget` when make_plan kept the first algorithm although it did not fit
+    (something measured briefly rather than nothing), so the run cannot keep to it."""
+    needed = len(plan.cells) * min_cell_seconds + plan.setup_seconds
+    return needed / (1.0 - SAFETY_SHARE)
+
+
 def split_samples(
     seconds: float, min_samples: int = MIN_SAMPLES, max_samples: int = MAX_SAMPLES
 ) -> tuple[int, float]:
