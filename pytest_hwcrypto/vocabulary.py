@@ -72,6 +72,8 @@ class Source(Word):
     DMCRYPT = "dmcrypt"
     CRYPTSETUP = "cryptsetup"
     OPENSSL = "openssl"
+    # openssl speed -async_jobs N: N ASYNC jobs of one process (the afalg engine's AIO)
+    OPENSSL_ASYNC_JOBS = "openssl-async-jobs"
     CRYPTODEV = "cryptodev"
     FIO = "fio"
     DD = "dd"
@@ -104,6 +106,9 @@ class FindingKind(Word):
     DMCRYPT_SHORTENED = "dmcrypt-shortened"
     # A hardware driver loses to software one request at a time, wins with N in flight.
     NEEDS_CONCURRENCY = "needs-concurrency"
+    # openssl -async_jobs N gave one request's rate where -multi N gave more: the kernel
+    # completed the afalg engine's AIO requests one at a time.
+    ASYNC_JOBS_SERIALIZED = "async-jobs-serialized"
     # A container config with no device policy: the container gets every host device.
     CONTAINER_DEVICES_UNRESTRICTED = "container-devices-unrestricted"
     # The same driver slower inside a container than on the host by more than the bar.

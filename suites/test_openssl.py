@@ -9,6 +9,15 @@ measure/openssl_engine.py). Findings: `hw-loses-to-sw` where a kernel driver thr
 engine is clearly slower than OpenSSL's software (on a machine whose CPU has AES
 instructions in userspace that is the normal outcome, and worth knowing), `crossover`
 from where it keeps up, and `winner-not-fastest` among the kernel drivers.
+
+With requests in flight (--hwcrypto-concurrency naming a level above 1) every path is
+measured both ways OpenSSL has, each its own source with half the budget: `-multi N`
+(source openssl: N processes) and `-async_jobs N` (source openssl-async-jobs: N ASYNC jobs
+of one process, the afalg engine's AIO; measure/openssl_engine.py). Each is judged against
+OpenSSL's software measured the same way, per level (`needs-concurrency` too). Where a
+driver gains with N processes and not with N jobs, the kernel completed the engine's AIO
+one request at a time: `async-jobs-serialized` says so once, and that source's levels
+above 1 are left out of the verdicts (verdict/rules/async_jobs.py).
 """
 
 from __future__ import annotations
@@ -45,11 +54,14 @@ from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.verdict.compare import compare_hw_sw
 from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
+    async_jobs_serialized_finding,
     crossover_findings,
     hw_loses_to_sw_findings,
+    judged_async_jobs,
+    needs_concurrency_findings,
     winner_not_fastest_findings,
 )
-from pytest_hwcrypto.vocabulary import FindingKind
+from pytest_hwcrypto.vocabulary import DriverClass, FindingKind, Source
 
 pytestmark = pytest.mark.hwcrypto_openssl
 
@@ -63,9 +75,14 @@ class OpenSslRun:
     run: ThroughputRun
     priorities_before: dict[str, int | None]
     rerank_skipped: str | None  # why kernel drivers were not measured, if they were not
+    # -async_jobs N for the levels above 1 (None: one level, or no kernel driver to reach)
+    async_run: ThroughputRun | None = None
+
+    def runs(self) -> list[ThroughputRun]:
+        return [self.run] + ([self.async_run] if self.async_run else [])
 
     def measurements(self) -> list[Measurement]:
-        return self.run.measurements()
+        return [m for run in self.runs() for m in run.measurements()]
 
     def of(self, driver: str) -> list[Measurement]:
         return [m for m in self.measurements() if m.driver == driver]
@@ -103,34 +120,74 @@ def openssl_run(
         if not target.registered:
             afalg.instantiate_any(target.driver)
     before = priorities(fixtures.PROC_CRYPTO)
-    plan = openssl_plan(
-        targets,
-        hwcrypto_options.block_sizes,
-        hwcrypto_options.budget,
-        hwcrypto_options.concurrency,
-    )
+    levels = hwcrypto_options.concurrency
+    # -async_jobs only matters for what the afalg engine reaches (OpenSSL's own code runs
+    # its jobs in one thread either way, and is measured so only as their baseline)
+    both_ways = max(levels) > 1 and any(t.driver != SOFTWARE for t in targets)
+    budget = hwcrypto_options.budget / (2 if both_ways else 1)
+    plan = openssl_plan(targets, hwcrypto_options.block_sizes, budget, levels)
+    async_run = None
     with BackgroundLoad(hwcrypto_options.load) as load:
         run = run_plan(plan, engine, load=load)
-    result = OpenSslRun(run, before, rerank_reason)
+        if both_ways:
+            async_engine = OpenSslEngine(reranker, async_jobs=True)
+            async_run = run_plan(plan, async_engine, load=load)
+    result = OpenSslRun(run, before, rerank_reason, async_run)
+    # drivers that could keep requests in flight: asynchronous, and not the CPU's own
+    asynchronous = {
+        e.driver
+        for e in fixtures.classified(hwcrypto_run, read_proc_crypto(fixtures.PROC_CRYPTO))
+        if e.alg.is_async and e.driver_class not in (DriverClass.CPU_ACCEL, DriverClass.GENERIC)
+    }
+    serialized = async_jobs_serialized_finding(result.measurements(), CIPHER, asynchronous)
     for measurement in result.measurements():
-        hwcrypto_results.add_measurement(measurement)
+        hwcrypto_results.add_measurement(_marked(measurement, serialized))
     after = build_inventory(read_proc_crypto(fixtures.PROC_CRYPTO))
     hwcrypto_results.update_inventory([entry.to_json() for entry in after])
-    for finding in engine_findings(result, inventory_items([e.to_json() for e in after])):
+    inventory_now = inventory_items([e.to_json() for e in after])
+    findings = [serialized] if serialized else []
+    judged = judged_async_jobs(result.measurements(), serialized)
+    for source in (Source.OPENSSL, Source.OPENSSL_ASYNC_JOBS):
+        findings += engine_findings(
+            [m for m in judged if m.source == str(source)], inventory_now, str(source)
+        )
+    for finding in findings:
         hwcrypto_results.add_finding(finding)
     yield result
 
 
-def engine_findings(result: OpenSslRun, inventory: Sequence[InventoryItem]) -> list[Finding]:
-    """hw-loses-to-sw and crossover per kernel driver; winner-not-fastest among them."""
-    software = Results(measurements=result.of(SOFTWARE))
+def _marked(measurement: Measurement, serialized: Finding | None) -> Measurement:
+    """A -async_jobs measurement above level 1 on a kernel that serialized them says so."""
+    if (
+        serialized is None
+        or measurement.source != str(Source.OPENSSL_ASYNC_JOBS)
+        or measurement.level == 1
+    ):
+        return measurement
+    extra = dict(measurement.extra, in_flight="one at a time (async-jobs-serialized)")
+    return replace(measurement, extra=extra)
+
+
+def engine_findings(
+    measured: Sequence[Measurement],
+    inventory: Sequence[InventoryItem],
+    source: str = str(Source.OPENSSL),
+) -> list[Finding]:
+    """hw-loses-to-sw and crossover per kernel driver; winner-not-fastest, needs-concurrency
+    among them: of one source's measurements (one way of putting requests in flight)."""
+    way = " -async_jobs" if source == str(Source.OPENSSL_ASYNC_JOBS) else ""
+
+    def of(driver: str) -> list[Measurement]:
+        return [m for m in measured if m.driver == driver]
+
+    software = Results(measurements=of(SOFTWARE))
     findings: list[Finding] = []
-    drivers = sorted({m.driver for m in result.measurements() if m.driver not in (SOFTWARE, None)})
+    drivers = sorted({m.driver for m in measured if m.driver not in (SOFTWARE, None)})
     for driver in drivers:
         assert driver is not None
-        outcome = compare_hw_sw(software, Results(measurements=result.of(driver)))
+        outcome = compare_hw_sw(software, Results(measurements=of(driver)))
         losing = [c for c in outcome.comparisons if c.ratio_high < 1.0]
-        where = f"{CIPHER} [openssl -engine afalg -> {driver}]"
+        where = f"{CIPHER} [openssl -engine afalg{way} -> {driver}]"
         if losing:
             worst = min(losing, key=lambda c: c.ratio)
             findings.append(
@@ -141,7 +198,7 @@ def engine_findings(result: OpenSslRun, inventory: Sequence[InventoryItem]) -> l
                     f"{len(outcome.comparisons)} block sizes, down to {worst.ratio:.2g}x at "
                     f"{worst.block_size} B ({format_mib_s(worst.current)} vs "
                     f"{format_mib_s(worst.baseline)} MiB/s)",
-                    {"driver": driver, "source": "openssl"},
+                    {"driver": driver, "source": source},
                 )
             )
         size = outcome.crossover.get(CIPHER)
@@ -151,12 +208,12 @@ def engine_findings(result: OpenSslRun, inventory: Sequence[InventoryItem]) -> l
                     FindingKind.CROSSOVER,
                     CIPHER,
                     f"{where}: keeps up with OpenSSL's software from {size} B on",
-                    {"driver": driver, "block_size": size, "source": "openssl"},
+                    {"driver": driver, "block_size": size, "source": source},
                 )
             )
     kernel = [
         replace(m, algorithm=KERNEL_NAMES[CIPHER])
-        for m in result.measurements()
+        for m in measured
         if m.driver not in (SOFTWARE, None)
     ]
     # Among the kernel drivers, as the AF_ALG throughput suite pairs them: an offload engine
@@ -165,9 +222,10 @@ def engine_findings(result: OpenSslRun, inventory: Sequence[InventoryItem]) -> l
         winner_not_fastest_findings(kernel, inventory)
         + hw_loses_to_sw_findings(kernel, inventory)
         + crossover_findings(kernel, inventory)
+        + needs_concurrency_findings(kernel, inventory)
     )
     for finding in among_kernel:
-        findings.append(replace(finding, detail=f"[openssl -engine afalg] {finding.detail}"))
+        findings.append(replace(finding, detail=f"[openssl -engine afalg{way}] {finding.detail}"))
     return findings
 
 
@@ -182,8 +240,9 @@ def test_every_kernel_driver_measured_through_the_engine(openssl_run: OpenSslRun
     """Each kernel driver of cbc(aes), each run with that driver as the winner."""
     if openssl_run.rerank_skipped:
         pytest.skip(f"kernel drivers not measured: {openssl_run.rerank_skipped}")
-    failures = [f"{f.target.driver}: {f.message}" for f in openssl_run.run.failures]
-    errors = [f"{r.driver}: {r.error}" for r in openssl_run.run.records if r.error]
+    runs = openssl_run.runs()
+    failures = [f"{f.target.driver}: {f.message}" for run in runs for f in run.failures]
+    errors = [f"{r.driver}: {r.error}" for run in runs for r in run.records if r.error]
     if failures or errors:
         pytest.fail("; ".join(failures + errors), pytrace=False)
     kernel = {m.driver for m in openssl_run.measurements()} - {SOFTWARE}

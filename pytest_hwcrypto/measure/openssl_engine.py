@@ -16,6 +16,15 @@ The evidence of the driver is that re-ranking, proven in /proc/crypto before eac
 With N requests in flight (`at_concurrency`, --hwcrypto-concurrency) each sample is one
 `openssl speed -multi N` run: N forked processes, each its own afalg engine and so its own
 AF_ALG sockets (or its own software loop), and the parent's summed `+F` rate is the sample.
+
+The other way OpenSSL offers (`OpenSslEngine(..., async_jobs=True)`, source
+`openssl-async-jobs`): one process with `-async_jobs N`, N ASYNC jobs each with its own
+cipher context and so its own AF_ALG socket; the afalg engine submits each job's request
+with io_submit and pauses the job until the kernel completes it. That puts N requests in
+flight only where the kernel completes AF_ALG's AIO asynchronously: kernels carrying the
+stable change "crypto: algif_skcipher - force synchronous processing" (Debian 6.1.180 and
+later, 6.12.97 and later) complete each request inside io_submit, so the jobs take turns.
+Level 1 runs `-async_jobs 1` too, so every level of this source goes the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +48,9 @@ from pytest_hwcrypto.vocabulary import AlgType, DriverClass, Op, Source
 # What OpenSSL itself runs: the software side of every comparison here.
 SOFTWARE = "openssl"
 AFALG_ENGINE = "afalg"
+# How requests in flight are made: N processes, or N ASYNC jobs in one process.
+MULTI = "multi"
+ASYNC_JOBS = "async_jobs"
 # OpenSSL's names of what the afalg engine can serve, and the kernel's name for each.
 KERNEL_NAMES = {"aes-128-cbc": "cbc(aes)", "aes-192-cbc": "cbc(aes)", "aes-256-cbc": "cbc(aes)"}
 # A run that takes this much longer than asked is stuck (an offload engine that hangs).
@@ -113,15 +125,20 @@ def openssl_plan(
 
 
 class OpenSslEngine:
-    """Runs `openssl speed`; kernel targets need `reranker` (None: software only)."""
+    """Runs `openssl speed`; kernel targets need `reranker` (None: software only).
+    `async_jobs`: requests in flight as ASYNC jobs of one process (source
+    openssl-async-jobs), not as processes."""
 
-    source = Source.OPENSSL
     # every sample is a fresh `openssl speed` process already
     max_sessions = 1
 
-    def __init__(self, reranker: Reranker | None, openssl: str | None = None) -> None:
+    def __init__(
+        self, reranker: Reranker | None, openssl: str | None = None, async_jobs: bool = False
+    ) -> None:
         self.reranker = reranker
         self.openssl = openssl or shutil.which("openssl") or "openssl"
+        self.way = ASYNC_JOBS if async_jobs else MULTI
+        self.source = Source.OPENSSL_ASYNC_JOBS if async_jobs else Source.OPENSSL
 
     def reachable(self, inventory: Sequence[InventoryEntry]) -> list[Target]:
         ciphers = engine_ciphers(self.openssl) if self.reranker else []
@@ -137,7 +154,7 @@ class OpenSslEngine:
     def open(self, target: Target, timing: Timing) -> OpenSslBound:
         if target.driver == SOFTWARE:
             evidence = Evidence(SOFTWARE, "OpenSSL's own code, no engine")
-            return OpenSslBound(self.openssl, target, None, evidence, timing)
+            return OpenSslBound(self.openssl, target, None, evidence, timing, way=self.way)
         if self.reranker is None:
             raise EngineError(
                 f"{target.driver}: measuring a kernel driver through OpenSSL's afalg engine "
@@ -154,7 +171,7 @@ class OpenSslEngine:
             f"{KERNEL_NAMES[target.algorithm]} for each run (crypto_user, checked in /proc/crypto)"
         )
         return OpenSslBound(
-            self.openssl, target, self.reranker, Evidence(target.driver, how), timing
+            self.openssl, target, self.reranker, Evidence(target.driver, how), timing, way=self.way
         )
 
 
@@ -169,18 +186,21 @@ class OpenSslBound:
         evidence: Evidence,
         timing: Timing,
         multi: int = 1,
+        way: str = MULTI,
     ) -> None:
         self.openssl = openssl
         self.target = target
         self.reranker = reranker
         self.evidence = evidence
         self.timing = timing
-        self.multi = multi  # openssl processes at once (-multi): requests in flight
+        # requests in flight: openssl processes at once (-multi) or ASYNC jobs (-async_jobs)
+        self.multi = multi
+        self.way = way
 
     def at_concurrency(self, level: int) -> OpenSslBound:
-        """The same target measured by `openssl speed -multi level`."""
+        """The same target measured by `openssl speed -multi level` (or -async_jobs)."""
         return OpenSslBound(
-            self.openssl, self.target, self.reranker, self.evidence, self.timing, level
+            self.openssl, self.target, self.reranker, self.evidence, self.timing, level, self.way
         )
 
     def warm_up(self, op: str, block_size: int, seconds: float) -> None:
@@ -196,7 +216,9 @@ class OpenSslBound:
             argv.append("-decrypt")
         if self.reranker is not None:
             argv += ["-engine", AFALG_ENGINE]
-        if self.multi > 1:
+        if self.way == ASYNC_JOBS:
+            argv += ["-async_jobs", str(self.multi)]
+        elif self.multi > 1:
             argv += ["-multi", str(self.multi)]
         return argv
 

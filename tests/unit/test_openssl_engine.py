@@ -13,6 +13,7 @@ from pytest_hwcrypto.measure.openssl_engine import (
     KERNEL_NAMES,
     SOFTWARE,
     OpenSslBound,
+    OpenSslEngine,
     openssl_plan,
     software_target,
 )
@@ -88,3 +89,39 @@ def test_the_plan_has_a_cell_per_level() -> None:
     targets = [software_target("aes-128-cbc")]
     plan = openssl_plan(targets, [4096], budget=10.0, concurrency=(1, 4))
     assert sorted(cell.concurrency for cell in plan.cells) == [1, 4]
+
+
+# `openssl speed -elapsed -evp aes-128-cbc -mr -engine afalg -bytes 4096 -seconds 3
+# -async_jobs 4`, its standard output, on the QEMU board with Debian's 6.1.176 kernel and
+# the asynchronous test engine made the cbc(aes) winner (100 ms a request), 2026-12-07.
+ASYNC_JOBS_OUTPUT = """\
++H:4096
++F:25:AES-128-CBC:147984.52
+"""
+
+
+def test_async_jobs_are_one_process_with_n_jobs_and_their_own_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ran: list[list[str]] = []
+
+    def fake_run(argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        return subprocess.CompletedProcess(argv, 0, ASYNC_JOBS_OUTPUT, "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    engine = OpenSslEngine(None, "openssl", async_jobs=True)
+    assert engine.source == "openssl-async-jobs"
+    assert OpenSslEngine(None, "openssl").source == "openssl"
+    bound = engine.open(software_target("aes-128-cbc"), TIMING)
+    one = bound.argv(Op.ENCRYPT, 4096, 3)
+    # level 1 goes the same way as the others: through one ASYNC job
+    assert one[one.index("-async_jobs") + 1] == "1" and "-multi" not in one
+    four = bound.at_concurrency(4)
+    sample = four.sample(Op.ENCRYPT, 4096, 3.0)
+    assert ran[0][ran[0].index("-async_jobs") + 1] == "4" and "-multi" not in ran[0]
+    assert sample.bytes_per_second == pytest.approx(147984.52, rel=1e-3)  # -mr: bytes/s
+    # the -multi engine's levels stay processes
+    multi = OpenSslEngine(None, "openssl").open(software_target("aes-128-cbc"), TIMING)
+    argv = multi.at_concurrency(4).argv(Op.ENCRYPT, 4096, 3)
+    assert "-async_jobs" not in argv and argv[argv.index("-multi") + 1] == "4"

@@ -12,6 +12,8 @@ One concern per module, each importing only those before it:
 * findings.py -- winner-not-fastest, hw-loses-to-sw and crossover for every algorithm;
 * concurrency.py -- needs-concurrency: hardware that loses one request at a time and wins
   with several in flight;
+* async_jobs.py -- async-jobs-serialized: OpenSSL's -async_jobs kept one request in flight
+  where -multi kept several (the kernel completed AF_ALG's AIO synchronously);
 * reader.py -- `[[rule]]` tables into rules, with errors that name where and the key.
 
 Callers import from here; the names are those of the single module this package replaced.
@@ -19,6 +21,10 @@ Callers import from here; the names are those of the single module this package 
 
 from __future__ import annotations
 
+from pytest_hwcrypto.verdict.rules.async_jobs import (
+    async_jobs_serialized_finding,
+    judged_async_jobs,
+)
 from pytest_hwcrypto.verdict.rules.concurrency import needs_concurrency_findings
 from pytest_hwcrypto.verdict.rules.findings import (
     crossover_findings,
@@ -75,12 +81,14 @@ __all__ = [
     "Scope",
     "Winner",
     "WinnerFastestRule",
+    "async_jobs_serialized_finding",
     "best_candidate",
     "class_of",
     "crossover_findings",
     "driver_classes",
     "evaluate_rules",
     "hw_loses_to_sw_findings",
+    "judged_async_jobs",
     "needs_concurrency_findings",
     "rule_from_dict",
     "rules_from_list",
