@@ -69,6 +69,7 @@ def spec(args: argparse.Namespace) -> SliceSpec:
         algorithms=("cbc(aes)",),
         sessions=2,
         max_samples=20,
+        host_speed=args.host_speed,
     )
 
 
@@ -178,7 +179,27 @@ def run_trial(args: argparse.Namespace, scenario: str, run: int, out: Path) -> d
             },
         }
     )
+    if document.slice.host_speed:
+        record["host_speed"] = True
+        record["series_raw"] = raw_verdicts(document)
     return record
+
+
+def raw_verdicts(document: AbDocument) -> dict[str, dict[str, Any]]:
+    """The same pairs judged on bytes/s as measured (what `--no-host-speed` would have
+    said at this pair count), for the side-by-side table: same family as the run's."""
+    collected = [s for s in collect_pairs(document.complete_pairs).values() if s.only is None]
+    family = max(1, len(collected)) * max(1, len(document.steps))
+    found = {}
+    for series in collected:
+        c = judge_pairs(series.a_shown, series.b_shown, document.max_drop, family=family)
+        found[describe_key(series.key)] = {
+            "verdict": c.verdict.value,
+            "change": round(c.change, 4),
+            "low": round(c.change_low, 4),
+            "high": round(c.change_high, 4),
+        }
+    return found
 
 
 def two_run_method(runner: BoardSlices, ramp: LoadRamp, slices: int) -> dict[str, Any]:
@@ -223,28 +244,49 @@ def table(out: Path) -> None:
         "| median change | pairs used (median, max) | s per pair | load |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for scenario, entries in rows.items():
-        names = sorted({name for e in entries for name in e["series"]})
+    for (scenario, judged), entries in _by_judgement(rows).items():
+        names = sorted({name for e in entries for name in e[judged]})
         for name in names:
-            words = [e["series"][name]["verdict"] for e in entries if name in e["series"]]
-            changes = sorted(e["series"][name]["change"] for e in entries if name in e["series"])
+            words = [e[judged][name]["verdict"] for e in entries if name in e[judged]]
+            changes = sorted(e[judged][name]["change"] for e in entries if name in e[judged])
             pairs = sorted(e["pairs"] for e in entries)
             loads = [x for e in entries for x in e["load"]]
             per_pair = sorted(e["pair_seconds"] for e in entries)
+            label = scenario + {"series": "", "series_host": " (per host speed)"}.get(
+                judged, " (bytes/s as measured)"
+            )
             print(
-                f"| {scenario} | {len(entries)} | {name} | {words.count('regressed')} | "
+                f"| {label} | {len(entries)} | {name} | {words.count('regressed')} | "
                 f"{words.count('same')} | {words.count('could not tell yet')} | "
                 f"{words.count('improved')} | {changes[len(changes) // 2]:+.1%} | "
                 f"{pairs[len(pairs) // 2]}, {pairs[-1]} | {per_pair[len(per_pair) // 2]:.1f} | "
                 f"{min(loads):.1f}-{max(loads):.1f} |"
             )
-        two = [e["two_run"] for e in entries if "two_run" in e]
+        two = [e["two_run"] for e in entries if "two_run" in e and judged != "series_raw"]
         if two:
             flagged = sum(any(v["regressed"] for v in t.values()) for t in two)
             print(
                 f"| {scenario}: two-run method | {len(two)} | any series | "
                 f"{flagged} trials flagged | | | | | | | |"
             )
+
+
+def _by_judgement(
+    rows: dict[str, list[dict[str, Any]]],
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Trials without the host speed, judged on bytes/s; with it, judged both ways on the
+    same pairs (`series` per host speed, `series_raw` as measured), each a row group."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for scenario, entries in rows.items():
+        for entry in entries:
+            if entry.get("host_speed"):
+                groups.setdefault((scenario, "series_host"), []).append(
+                    {**entry, "series_host": entry["series"]}
+                )
+                groups.setdefault((scenario, "series_raw"), []).append(entry)
+            else:
+                groups.setdefault((scenario, "series"), []).append(entry)
+    return groups
 
 
 def resample(out: Path, comparisons: int, pairs: int, max_drop: float) -> None:
@@ -280,6 +322,9 @@ def main() -> int:
     parser.add_argument("--block-sizes", default="65536")
     parser.add_argument("--max-drop", type=float, default=0.02)
     parser.add_argument("--ramp-every", type=int, default=8)
+    parser.add_argument(
+        "--host-speed", action="store_true", help="judge per unit of host speed (and raw)"
+    )
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--resample", type=int)
     args = parser.parse_args()

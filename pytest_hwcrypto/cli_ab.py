@@ -140,6 +140,13 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also measure each algorithm bound by name (whatever driver the kernel picks)",
     )
+    parser.add_argument(
+        "--no-host-speed",
+        dest="host_speed",
+        action="store_false",
+        help="judge bytes/s as measured, not per unit of the host's user-space speed timed "
+        "around each sample (docs/ab.md: what that cancels, and what it cannot see)",
+    )
     parser.add_argument("--sessions", type=int, default=2, help="sessions per driver (2)")
     parser.add_argument("--max-samples", type=int, default=20, help="samples per series (20)")
     parser.add_argument(
@@ -329,6 +336,8 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
         or any(key in side.config for side in sides.values() for key in BY_NAME_CONFIGS),
         suite=args.suite,
         pytest_args=pytest_args,
+        # the yardstick is timed by the throughput slice; a pytest session's suites do not
+        host_speed=args.host_speed and args.suite == "throughput" and not pytest_args,
     )
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     return AbDocument(

@@ -4,7 +4,8 @@ rerun with the same file resumes where it stopped.
 
 Shape (schema `pytest-hwcrypto-ab/1`):
 `{"schema", "board", "sides": {"A": {kernel, modules, label, config}, "B": {...}},
-"slice": {seconds, block_sizes, algorithms, sessions, max_samples, by_name}, "seed",
+"slice": {seconds, block_sizes, algorithms, sessions, max_samples, by_name, host_speed},
+"seed",
 "max_drop", "alpha", "steps": [8, 16, ...], "inventory": {"A": [...], "B": [...]},
 "pairs": [{"index", "order": "AB"|"BA", "slices": {"A": {results, boot_seconds,
 wall_seconds, started, host_load, error}, "B": {...}}}], "verdict": {...}}`.
@@ -203,6 +204,7 @@ class AbDocument:
                     sessions=int(spec.get("sessions", 2)),
                     max_samples=int(spec.get("max_samples", 20)),
                     by_name=bool(spec.get("by_name", False)),
+                    host_speed=bool(spec.get("host_speed", False)),
                     suite=str(spec.get("suite", "throughput")),
                     pytest_args=tuple(str(a) for a in spec.get("pytest_args", ())),
                 ),

@@ -7,6 +7,13 @@ slice's samples. verdict/paired.py judges the pairs; the family of questions is 
 series times every planned look, so one run of an unchanged kernel says "regressed"
 anywhere with probability at most alpha.
 
+When both slices of a pair timed the host's user-space speed around every sample
+(measure/host_speed.py, `hwcrypto ab`'s default), a series' value in that pair is the
+median of sample / host speed instead: the share of the load that moved between the two
+slices cancels. The medians shown stay in bytes/s; the yardstick itself is a series of
+its own (`HOST_SPEED_SERIES`, the median host speed of the slice), so a kernel that
+slows plain user-space code is seen rather than divided away.
+
 Beside the numbers: drivers registered in only one kernel, names whose winner changed,
 self-tests that changed, findings (hw-loses-to-sw, crossover, winner-not-fastest) that
 appear or vanish, and series measured on one side only.
@@ -22,11 +29,12 @@ from typing import Any, Optional
 
 from pytest_hwcrypto.ab.document import AbDocument, PairRecord
 from pytest_hwcrypto.ab.slice import BY_NAME_KEY
-from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
+from pytest_hwcrypto.model.results import HOST_SPEED_KEY, ROUNDS_KEY, Measurement
 from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict, judge_pairs
 
 SeriesKey = tuple[str, str, Optional[int], Optional[int], str, str]
 BY_NAME = "(by name)"
+HOST_SPEED_SERIES: SeriesKey = ("user space", "sha256", None, None, "hash", "(host speed)")
 
 
 def series_key(measurement: Measurement) -> SeriesKey:
@@ -51,8 +59,11 @@ def describe_key(key: SeriesKey) -> str:
 @dataclass
 class SeriesPairs:
     key: SeriesKey
-    a: list[float] = field(default_factory=list)
+    a: list[float] = field(default_factory=list)  # what is judged: bytes/s or per host speed
     b: list[float] = field(default_factory=list)
+    a_shown: list[float] = field(default_factory=list)  # bytes/s, for reading
+    b_shown: list[float] = field(default_factory=list)
+    normalised: bool = False
     served_a: set[str] = field(default_factory=set)
     served_b: set[str] = field(default_factory=set)
     only: str | None = None  # "A" or "B" when one side never measured it
@@ -65,6 +76,7 @@ class SeriesVerdict:
     b_median: float
     comparison: PairedComparison
     served: str = ""  # by-name series: "xts-aes-aesni -> xts(ecb(aes-generic))"
+    normalised: bool = False  # judged per unit of host speed (module docstring)
 
     def to_json(self) -> dict[str, Any]:
         c = self.comparison
@@ -88,6 +100,7 @@ class SeriesVerdict:
             "p_value": c.p_value,
             "verdict": c.verdict.value,
             "note": c.note,
+            "per_host_speed": self.normalised,
         }
 
 
@@ -98,26 +111,57 @@ def collect_pairs(pairs: Iterable[PairRecord]) -> dict[SeriesKey, SeriesPairs]:
     for pair in pairs:
         if not pair.complete:
             continue
-        per_side = {
-            side: {series_key(m): m for m in record.measurements()}
-            for side, record in pair.slices.items()
-        }
-        for side, measured in per_side.items():
-            for key in measured:
+        measured = {side: record.measurements() for side, record in pair.slices.items()}
+        per_side = {side: {series_key(m): m for m in ms} for side, ms in measured.items()}
+        for side, by_key in per_side.items():
+            for key in by_key:
                 seen_on.setdefault(key, set()).add(side)
+        # per host speed only when every measurement of both slices carries it
+        normalise = all(host_speeds(m) for ms in measured.values() for m in ms)
         for key, a_measurement in per_side["A"].items():
             b_measurement = per_side["B"].get(key)
             if b_measurement is None:
                 continue
             series = found.setdefault(key, SeriesPairs(key))
-            series.a.append(a_measurement.bytes_per_second)
-            series.b.append(b_measurement.bytes_per_second)
+            series.a_shown.append(a_measurement.bytes_per_second)
+            series.b_shown.append(b_measurement.bytes_per_second)
+            series.a.append(per_host_speed(a_measurement) if normalise else series.a_shown[-1])
+            series.b.append(per_host_speed(b_measurement) if normalise else series.b_shown[-1])
+            series.normalised = normalise
             series.served_a.add(a_measurement.driver or "?")
             series.served_b.add(b_measurement.driver or "?")
+        if normalise and measured["A"] and measured["B"]:
+            speeds = [slice_host_speed(measured[side]) for side in ("A", "B")]
+            yardstick = found.setdefault(HOST_SPEED_SERIES, SeriesPairs(HOST_SPEED_SERIES))
+            yardstick.a.append(speeds[0])
+            yardstick.b.append(speeds[1])
+            yardstick.a_shown.append(speeds[0])
+            yardstick.b_shown.append(speeds[1])
     for key, sides in seen_on.items():
         if key not in found and len(sides) == 1:
             found[key] = SeriesPairs(key, only=next(iter(sides)))
     return found
+
+
+def host_speeds(measurement: Measurement) -> list[float]:
+    """The host speeds timed around the samples, aligned with them; [] if absent or not."""
+    speeds = measurement.extra.get(HOST_SPEED_KEY)
+    if not isinstance(speeds, list) or len(speeds) != len(measurement.samples):
+        return []
+    if not all(isinstance(v, (int, float)) and v > 0 for v in speeds):
+        return []
+    return [float(v) for v in speeds]
+
+
+def per_host_speed(measurement: Measurement) -> float:
+    """The median of sample / host speed: bytes of crypto per byte of the yardstick."""
+    return statistics.median(
+        sample / speed for sample, speed in zip(measurement.samples, host_speeds(measurement))
+    )
+
+
+def slice_host_speed(measurements: Sequence[Measurement]) -> float:
+    return statistics.median(speed for m in measurements for speed in host_speeds(m))
 
 
 def judge_document(
@@ -146,10 +190,11 @@ def judge_document(
         verdicts.append(
             SeriesVerdict(
                 series.key,
-                statistics.median(series.a),
-                statistics.median(series.b),
+                statistics.median(series.a_shown),
+                statistics.median(series.b_shown),
                 comparison,
                 served,
+                series.normalised,
             )
         )
     return verdicts

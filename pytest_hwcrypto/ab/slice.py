@@ -29,6 +29,7 @@ from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.bench import BenchError, bench_target
+from pytest_hwcrypto.measure.host_speed import user_space_speed
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
 from pytest_hwcrypto.measure.targets import PlanError, Target, discover_targets
@@ -60,6 +61,9 @@ class SliceSpec:
     sessions: int = 2
     max_samples: int = 20
     by_name: bool = False
+    # Time the host's user-space speed around every sample (measure/host_speed.py), so
+    # the pairs can be judged per unit of it; the throughput slice only.
+    host_speed: bool = False
     # Another suite, or pytest arguments: each boot runs a whole (short) pytest session,
     # `pytest --hwcrypto --hwcrypto-suite=SUITE --hwcrypto-budget=SECONDS ARGS`, instead of
     # this module; ~10 s more per boot on UML, but any suite that records samples pairs.
@@ -107,7 +111,8 @@ class SliceSpec:
         ]
         for algorithm in self.algorithms:
             args += ["--algorithm", algorithm]
-        return args + (["--by-name"] if self.by_name else [])
+        args += ["--by-name"] if self.by_name else []
+        return args + (["--host-speed"] if self.host_speed else [])
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -190,7 +195,9 @@ def measure_slice(
         max_samples=spec.max_samples,
         sessions=spec.sessions,
     )
-    run = run_plan(plan, AfAlgEngine(timeout))
+    run = run_plan(
+        plan, AfAlgEngine(timeout), host_speed=user_space_speed if spec.host_speed else None
+    )
     by_name = {t.driver for t in targets if t.rank == -1}
     measurements: list[Measurement] = []
     for record in run.records:
@@ -225,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=2)
     parser.add_argument("--max-samples", type=int, default=20)
     parser.add_argument("--by-name", action="store_true")
+    parser.add_argument("--host-speed", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     args = parser.parse_args(argv)
     spec = SliceSpec(
@@ -234,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sessions=args.sessions,
         max_samples=args.max_samples,
         by_name=args.by_name,
+        host_speed=args.host_speed,
     )
     try:
         document = measure_slice(spec, settings=dict(parse_setting(t) for t in args.set))

@@ -67,6 +67,12 @@ def format_table(verdicts: Sequence[SeriesVerdict], max_drop: float) -> list[str
             f"{name:<{width}} {c.pairs:>5} {verdict.a_median / _MIB:>9.1f} "
             f"{verdict.b_median / _MIB:>9.1f} {_percent(c.change):>7}  {interval:<17} {word}"
         )
+    if any(v.normalised for v in verdicts):
+        lines.append(
+            "(change and interval per unit of the host's user-space speed, timed around each "
+            "sample: load that moved between A and B cancels; the (host speed) row is that "
+            "yardstick itself, as measured; --no-host-speed judges bytes/s as measured)"
+        )
     return lines
 
 

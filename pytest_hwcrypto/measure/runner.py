@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.measure.cpu import CpuMeter, CpuUsage, bytes_per_cpu_second, cpu_per_byte
@@ -42,7 +42,7 @@ from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.parallel import at_level
 from pytest_hwcrypto.measure.plan import Cell, Pacer, Plan, round_order
 from pytest_hwcrypto.measure.targets import Target
-from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
+from pytest_hwcrypto.model.results import HOST_SPEED_KEY, ROUNDS_KEY, Measurement
 from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.vocabulary import Source
 
@@ -66,6 +66,7 @@ class CellRecord:
     source: Source = Source.AFALG
     evidence: str = ""
     samples: list[float] = field(default_factory=list)  # bytes/s
+    host_speeds: list[float] = field(default_factory=list)  # around each sample, if asked
     operations: int = 0
     timed_seconds: float = 0.0
     cpu: CpuUsage = field(default_factory=CpuUsage)
@@ -96,6 +97,8 @@ class CellRecord:
         }
         if rounds_id is not None:
             extra[ROUNDS_KEY] = rounds_id
+        if self.host_speeds and len(self.host_speeds) == len(self.samples):
+            extra[HOST_SPEED_KEY] = list(self.host_speeds)
         if self.evidence:
             extra["evidence"] = self.evidence
         if self.sessions > 1:
@@ -164,8 +167,12 @@ def run_plan(
     load: BackgroundLoad | None = None,
     clock: Clock = time.perf_counter,
     meter: CpuMeter | None = None,
+    host_speed: Callable[[], float] | None = None,
 ) -> ThroughputRun:
-    """Measure every cell of `plan` through `engine` within the budget (module docstring)."""
+    """Measure every cell of `plan` through `engine` within the budget (module docstring).
+
+    `host_speed` (measure/host_speed.py), when given, is read right before and right after
+    every sample, and their mean recorded beside it (`extra[HOST_SPEED_KEY]`)."""
     started = clock()
     # Kernel threads are read only when requests in flight are a measured dimension: the
     # CPU an asynchronous driver costs is spent there, and reading them costs time.
@@ -187,7 +194,7 @@ def run_plan(
             for cell in plan.cells
             if cell.target in sessions
         ]
-        rounds = _run_rounds(plan, records, sessions, clock, started)
+        rounds = _run_rounds(plan, records, sessions, clock, started, host_speed)
     finally:
         for opened in sessions.values():
             opened.close()
@@ -268,6 +275,7 @@ def _run_rounds(
     sessions: dict[Target, TargetSessions],
     clock: Clock,
     started: float,
+    host_speed: Callable[[], float] | None = None,
 ) -> int:
     by_cell = {record.cell: record for record in records}
     pacer = Pacer.for_plan(plan, started, cells=len(records))
@@ -289,7 +297,10 @@ def _run_rounds(
                     warmup = plan.warmup_seconds / len(opened.bound)
                     bound.warm_up(cell.op, cell.block_size, warmup)
                     record.warmed_up.add(index)
+                before = host_speed() if host_speed else 0.0
                 record.add_sample(bound.sample(cell.op, cell.block_size, sample_seconds))
+                if host_speed:
+                    record.host_speeds.append((before + host_speed()) / 2)
             except EngineError as error:
                 record.error = str(error)
         rounds += 1

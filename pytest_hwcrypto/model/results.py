@@ -37,6 +37,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 # (measure/runner.py interleaves every cell of a plan, one sample each per round), so
 # sample i of one and sample i of another were taken next to each other in time.
 ROUNDS_KEY = "rounds_id"
+# Measurement.extra: user-space speed (bytes/s, measure/host_speed.py) around each sample,
+# aligned with `samples`: how much CPU the board had while sample i was taken.
+HOST_SPEED_KEY = "host_speed"
 
 
 class ResultsError(ValueError):

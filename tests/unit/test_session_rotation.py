@@ -17,6 +17,7 @@ from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, S
 from pytest_hwcrypto.measure.plan import SESSIONS, SETUP_SECONDS_PER_EXTRA_SESSION, make_plan
 from pytest_hwcrypto.measure.runner import ThroughputRun, run_plan
 from pytest_hwcrypto.measure.targets import Target
+from pytest_hwcrypto.model.results import HOST_SPEED_KEY
 from pytest_hwcrypto.vocabulary import Source
 
 FAST, SLOW = "cbc(aes-fast)", "cbc(aes-slow)"
@@ -199,3 +200,18 @@ def test_the_setup_of_every_session_comes_out_of_the_budget() -> None:
     assert four.setup_seconds == pytest.approx(one.setup_seconds + extra)
     assert four.sessions == 4
     assert four.cell_seconds < one.cell_seconds
+
+
+def test_the_host_speed_is_read_around_every_sample_and_kept_beside_it() -> None:
+    engine = Engine(Clock())
+    readings = iter(range(1, 10_000))
+    plan = make_plan(targets(), (65536,), 12.0, sessions=2)
+    result = run_plan(
+        plan, engine, clock=engine.clock, meter=CpuMeter(), host_speed=lambda: next(readings)
+    )
+    kept = [m.extra[HOST_SPEED_KEY] for m in result.measurements()]
+    assert all(len(s) == len(m.samples) for s, m in zip(kept, result.measurements()))
+    # the mean of the readings right before and right after each sample, in round order
+    firsts = sorted(s[0] for s in kept)
+    assert firsts == [1.5, 3.5]
+    assert "host_speed" not in run(Engine(Clock()), sessions=2).measurements()[0].extra
