@@ -280,7 +280,11 @@ def test_board_profile_drivers_dmcrypt_must_use(
     """`[[expect]] driver = D, dmcrypt = true`: a refusal of D fails, unless waived."""
     verdicts = dmcrypt_usable_verdicts(dmcrypt_run.findings, hwcrypto_run.profile)
     if not verdicts:
-        pytest.skip("the board profile requires no driver for dm-crypt ([[expect]] dmcrypt = true)")
+        pytest.skip(
+            "no driver to judge: no board profile (--hwcrypto-board), or none of its "
+            "[[expect]] has dmcrypt = true; add it to the [[expect]] of a driver dm-crypt "
+            "must be able to use, so that a refusal fails"
+        )
     for verdict in verdicts:
         hwcrypto_results.add_verdict(verdict)
     failed = [v.message for v in verdicts if not v.passed]
