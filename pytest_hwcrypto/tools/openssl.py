@@ -16,7 +16,9 @@ into results:
   them in the post, else openssl's defaults for their number of values (with a
   warning), and the command's ``-mb`` or ``-bytes N`` when the command says so;
 * the run's facts: OpenSSL version and build lines, the engine (``-engine`` or ``Engine
-  "x" set.``), whether time is elapsed or CPU time, ``-evp``, ``-mr``, ``-multi N``.
+  "x" set.``), whether time is elapsed or CPU time, ``-evp``, ``-mr``, ``-multi N``,
+  ``-async_jobs N`` (each measurement says it too: jobs are not requests in flight
+  unless the kernel completes their AIO asynchronously).
   Which of these the text shows decides the findings (findings.py).
 
 A run ends at prose, or where a new one visibly begins (``Engine ... set``, ``You have
@@ -380,7 +382,16 @@ def apply_command(table: Table, command: Command | None) -> None:
             facts.setdefault("engine", flags["engine"])
         facts["elapsed"] = bool(flags.get("elapsed")) or bool(facts.get("elapsed"))
         facts["evp"] = "evp" in flags
-        for name in ("multi", "bytes", "seconds", "mr", "decrypt", "aead", "misalign"):
+        for name in (
+            "multi",
+            "async_jobs",
+            "bytes",
+            "seconds",
+            "mr",
+            "decrypt",
+            "aead",
+            "misalign",
+        ):
             value = flags.get(name)
             if isinstance(value, str) and value.isdigit() and len(value) <= 9:
                 facts[name] = int(value)
@@ -403,6 +414,13 @@ def apply_command(table: Table, command: Command | None) -> None:
         for measurement in table.measurements:
             measurement.driver = f"engine:{engine}"
             measurement.extra["engine"] = engine
+    jobs = facts.get("async_jobs")
+    if isinstance(jobs, int):
+        # N ASYNC jobs of one process: requests in flight only if the engine and the
+        # kernel complete them asynchronously, so not a `concurrency` (see measure/
+        # openssl_engine.py); said beside each figure.
+        for measurement in table.measurements:
+            measurement.extra["async_jobs"] = jobs
 
 
 def _sizes_from_command(table: Table, command: Command) -> None:

@@ -9,7 +9,8 @@ processing" (Debian 6.1.180 and later) completes every AF_ALG request inside io_
 So the expectation comes from the kernel itself, asked directly: one AIO read on a socket
 of the asynchronous test engine (K = 4 flows, its latency slept), timing io_submit. Where
 io_submit returns before the engine's latency has passed, the kernel keeps AIO requests in
-flight and `-async_jobs N` must give min(N, K) x one's rate (within 15 %); where io_submit
+flight and `-async_jobs N` must give min(N, K) x one's rate (within 15 %; past K up to the
+flows' ceiling K / latency, as the requests' own overhead overlaps too); where io_submit
 itself waits for the latency, every level must give one's rate (within 15 %) while `-multi
 N` in the same run gives min(N, K) x -- the serialization is before the engine, not in it
 -- and the openssl suite must say so once (`async-jobs-serialized`) and judge no level
@@ -136,17 +137,24 @@ def io_submit_wait(driver: str, size: int = 4 * KIB) -> tuple[float, float]:
         libc.syscall(_IO_DESTROY, context)
 
 
-def aio_waits_in_submit(latency_us: int) -> bool:
+def aio_waits_in_submit(params: Path) -> bool:
     """True where io_submit itself waited for the engine's latency (AIO completed
-    synchronously), False where it returned before: three probes, all must agree."""
-    probes = [io_submit_wait(ENGINE) for _ in range(3)]
+    synchronously), False where it returned before: three probes at 200 ms a request (long
+    beside a loaded TCG board's syscall and scheduling delays), all must agree; the
+    engine's latency is put back after."""
+    before = (params / "async_latency_us").read_text().strip()
+    latency = 0.2
+    (params / "async_latency_us").write_text(str(round(latency * 1e6)))
+    try:
+        probes = [io_submit_wait(ENGINE) for _ in range(3)]
+    finally:
+        (params / "async_latency_us").write_text(before)
     print(
-        "\nAIO probe on the engine: io_submit / completion "
+        "\nAIO probe on the engine (200 ms a request): io_submit / completion "
         + ", ".join(f"{s * 1000:.1f} / {c * 1000:.1f} ms" for s, c in probes)
     )
-    latency = latency_us / 1e6
     waited = [s >= 0.8 * latency for s, _ in probes]
-    returned = [s <= 0.5 * latency and c >= 0.8 * latency for s, c in probes]
+    returned = [s <= 0.25 * latency and c >= 0.8 * latency for s, c in probes]
     assert all(waited) or all(returned), f"io_submit neither always waited nor returned: {probes}"
     return all(waited)
 
@@ -186,7 +194,7 @@ def test_async_jobs_put_requests_in_flight_only_where_the_kernel_completes_aio_a
     engine's latency, one's rate where io_submit waits for it; -multi N gains either way."""
     configure(engine, latency_us)
     flows = int((engine / "async_flows").read_text())
-    synchronous = aio_waits_in_submit(latency_us)
+    synchronous = aio_waits_in_submit(engine)
     jobs = measured(reranker, True, LEVELS)
     multi = measured(reranker, False, (1, 4))
     print(f"kernel {os.uname().release}, {latency_us} us a request, AIO synchronous: {synchronous}")
@@ -195,9 +203,13 @@ def test_async_jobs_put_requests_in_flight_only_where_the_kernel_completes_aio_a
     one = jobs[1]
     for level in LEVELS:
         predicted = one if synchronous else min(level, flows) * one
-        assert abs(jobs[level] / predicted - 1) <= TOLERANCE, (
-            f"-async_jobs {level}: {jobs[level]:.1f} req/s, predicted {predicted:.1f} "
-            f"({'one at a time' if synchronous else f'min(N, {flows}) x {one:.1f}'})"
+        # past K flows the requests' own overhead overlaps too: up to the flows' ceiling
+        ceiling = predicted if synchronous or level <= flows else flows * 1e6 / latency_us
+        low, high = predicted * (1 - TOLERANCE), ceiling * (1 + TOLERANCE)
+        assert low <= jobs[level] <= high, (
+            f"-async_jobs {level}: {jobs[level]:.1f} req/s, predicted {predicted:.1f}"
+            + (f"-{ceiling:.1f}" if ceiling != predicted else "")
+            + f" ({'one at a time' if synchronous else f'min(N, {flows}) x {one:.1f}'})"
         )
     # the control: separate processes keep requests in flight whatever the kernel's AIO does
     ratio = multi[4] / multi[1]
@@ -215,7 +227,7 @@ def test_the_openssl_suite_says_once_when_async_jobs_stay_one_at_a_time(
     latency_us = 20_000
     configure(engine, latency_us)
     flows = int((engine / "async_flows").read_text())
-    synchronous = aio_waits_in_submit(latency_us)
+    synchronous = aio_waits_in_submit(engine)
     outcome = pytester.runpytest_subprocess(
         "--hwcrypto",
         "-p",
@@ -223,11 +235,14 @@ def test_the_openssl_suite_says_once_when_async_jobs_stay_one_at_a_time(
         "--hwcrypto-suite=openssl",
         "--hwcrypto-concurrency=1,4",
         "--hwcrypto-block-sizes=4096",
-        "--hwcrypto-budget=40",
+        # 7 paths x 2 levels x 2 ways: 112 s gives each cell 4 rounds of 1 s (with 40, one
+        # sample a cell was 16 % off its level's rate more than once)
+        "--hwcrypto-budget=112",
         "--hwcrypto-json=results.json",
     )
     results = json.loads((pytester.path / "results.json").read_text())
     tail = "\n".join(outcome.outlines[-30:])
+    outcome.assert_outcomes(passed=3)  # the suite's own tests, with both ways measured
     mine = [Measurement.from_json(m, "results.json") for m in results["measurements"]]
     by_way: dict[str, dict[int, float]] = {}
     for m in mine:

@@ -81,6 +81,25 @@ def test_multi_uses_the_summed_row_and_its_sizes_from_the_children() -> None:
     assert not table.warnings
 
 
+def test_async_jobs_is_a_fact_of_the_run_and_said_beside_each_figure() -> None:
+    """-async_jobs N (QEMU board, 6.1.176, the async test engine through the afalg engine):
+    the run's fact and each measurement's `async_jobs`, but no `concurrency` -- N jobs are
+    N requests in flight only where the kernel completes their AIO asynchronously."""
+    for name, rate in (
+        ("qemu_openssl_async_jobs", 138.95e3),  # the table: 1000s of bytes a second
+        ("qemu_openssl_async_jobs_mr", 144020.65),  # -mr's +F: bytes a second
+    ):
+        document = parse(name)
+        [table] = document.tables
+        assert table.facts["async_jobs"] == 4 and table.facts["engine"] == "afalg"
+        [measurement] = table.measurements
+        assert measurement.bytes_per_second == pytest.approx(rate)
+        assert measurement.block_size == 4096 and measurement.extra["async_jobs"] == 4
+        assert measurement.driver == "engine:afalg"
+        assert measurement.concurrency is None
+        assert not table.warnings
+
+
 def test_digest_rows_are_digests_and_sign_verify_rows_are_records() -> None:
     sha = parse("openssl_sha256")
     assert {(m.algorithm, m.op, m.key_bits) for m in sha.measurements} == {
