@@ -82,12 +82,14 @@ def test_multi_uses_the_summed_row_and_its_sizes_from_the_children() -> None:
 
 
 def test_async_jobs_is_a_fact_of_the_run_and_said_beside_each_figure() -> None:
-    """-async_jobs N (QEMU board, 6.1.176, the async test engine through the afalg engine):
-    the run's fact and each measurement's `async_jobs`, but no `concurrency` -- N jobs are
-    N requests in flight only where the kernel completes their AIO asynchronously."""
+    """-async_jobs N (QEMU board, the async test engine through the afalg engine): the
+    run's fact and each measurement's `async_jobs`, but no `concurrency` -- N jobs are N
+    requests in flight only where the kernel completes their AIO asynchronously (6.1.176:
+    4 jobs 139 kB/s; 6.1.192, whose AF_ALG waits inside io_submit: 35 kB/s, one's rate)."""
     for name, rate in (
         ("qemu_openssl_async_jobs", 138.95e3),  # the table: 1000s of bytes a second
         ("qemu_openssl_async_jobs_mr", 144020.65),  # -mr's +F: bytes a second
+        ("qemu_openssl_async_jobs_sync", 35.15e3),
     ):
         document = parse(name)
         [table] = document.tables
