@@ -18,6 +18,10 @@ With N requests in flight (`at_concurrency`) the target gets N sessions of its o
 opened like the first (and proven by CIOCGSESSINFO to be served by the same driver), each
 driven by a thread (measure/parallel.py): cryptodev's asynchronous ioctls are compiled out
 by default and serialise anyway, so a session per thread is how a user keeps N in flight.
+Each lane sends an input of its own (measure/afalg_engine.lane_input) and compares every
+output with what its session gave that input alone, before timing: an engine that hands
+one request's result to another fails the level, naming the driver ("mixed up requests
+in flight"), as on AF_ALG's lanes.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pytest_hwcrypto.kernel.crypto_user import CryptoUserError
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError
 from pytest_hwcrypto.ledger import Ledger
+from pytest_hwcrypto.measure.afalg_engine import lane_input
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, RequestLoop, Sample, Timing
 from pytest_hwcrypto.measure.parallel import LanePool, LaneWork, ParallelRequests
 from pytest_hwcrypto.measure.targets import Target, discover_targets
@@ -185,11 +190,32 @@ class CryptodevBound:
             self._levels[level] = CryptodevConcurrent(self, level, self._opener)
         return self._levels[level]
 
-    def lane_work(self, op: str, block: bytes) -> LaneWork:
-        """This session's request loop, for one lane of a concurrent measurement."""
+    def lane_work(self, lane: int, op: str, block: bytes) -> LaneWork:
+        """This session's request loop, for lane `lane` of a concurrent measurement: the
+        lane's own input, its output taken once alone here (outside any timing) and every
+        timed request's output compared with it."""
+        session = self.session
+        if not isinstance(session, (cryptodev.HashSession, cryptodev.CipherSession)):
+            raise EngineError(f"{session.describe()}: only skciphers and hashes are timed")
+        mine = lane_input(block, lane)
+        if op not in (Op.ENCRYPT, Op.DECRYPT, Op.DIGEST):
+            raise EngineError(f"unknown op {op!r}")
+        # its own request (not the one-at-a-time loop's, which has another input)
+        if isinstance(session, cryptodev.HashSession):
+            request = session.request(mine)
+        else:
+            request = session.request(op, mine, FIXED_IV)
+        try:
+            request.run(1)
+        except cryptodev.CryptodevError as error:
+            raise EngineError(str(error)) from None
+        expected = request.output()
 
         def run(count: int, progress: list[int]) -> None:
-            self.run(op, block, count)
+            try:
+                request.run(count, expected)
+            except cryptodev.CryptodevError as error:
+                raise EngineError(str(error)) from None
             progress[0] = count
 
         return run
@@ -258,11 +284,13 @@ class CryptodevConcurrent:
             level, 2 * first.device.timeout, f"{first.evidence.driver} ({level} sessions)"
         )
         self._runner = ParallelRequests(
-            self._pool, lambda lane, op, block: sessions[lane].lane_work(op, block)
+            self._pool, lambda lane, op, block: sessions[lane].lane_work(lane, op, block)
         )
         self._loop = RequestLoop(self._runner, first._timing, os.urandom)
 
     def warm_up(self, op: str, block_size: int, seconds: float) -> None:
+        # Every lane with its reference request, before the warm-up's timing.
+        self._runner.prepare(op, os.urandom(block_size))
         self._loop.warm_up(op, block_size, seconds)
 
     def sample(self, op: str, block_size: int, seconds: float) -> Sample:

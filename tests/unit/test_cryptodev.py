@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from pytest_hwcrypto.kernel import cryptodev
-from pytest_hwcrypto.kernel.cryptodev import abi
+from pytest_hwcrypto.kernel.cryptodev import abi, sessions
 from pytest_hwcrypto.kernel.cryptodev.device import Buffer
-from pytest_hwcrypto.vocabulary import AlgType
+from pytest_hwcrypto.vocabulary import AlgType, Op
 
 x86_64 = pytest.mark.skipif(platform.machine() != "x86_64", reason="the values are x86-64's")
 
@@ -263,3 +263,40 @@ def test_the_reranking_lock_excludes_and_runs_unlocked_where_it_cannot_be_taken(
     blocked.write_text("")
     with reranking_lock(blocked / "state"):  # cannot be a directory: no lock, no error
         pass
+
+
+def test_a_request_checked_against_its_own_output_names_a_driver_that_mixed_them_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Request.run(count, expected): a driver writing another request's result into this
+    one's output (the third of five here) is caught at that request, naming the driver;
+    the same outputs every time pass."""
+    device = FakeDevice("cbc-aes-hwcrypto-test-async")
+    session = cryptodev.open_session(device, "cbc(aes)", bytes(16))
+    assert isinstance(session, cryptodev.CipherSession)
+    calls = [0]
+    wrong_at: list[int] = []
+
+    def answer(fd: int, request: int, argument: Any) -> int:
+        # the "driver": output = input xor 0x5a, or (once) another request's output
+        calls[0] += 1
+        data = ctypes.string_at(argument.src, argument.len)
+        out = bytes(b ^ 0x5A for b in data)
+        if calls[0] in wrong_at:
+            out = bytes(b ^ 0x01 for b in out)
+        ctypes.memmove(argument.dst, out, len(out))
+        return 0
+
+    monkeypatch.setattr(sessions.fcntl, "ioctl", answer)
+    request = session.request(Op.ENCRYPT, bytes(range(64)), bytes(16))
+    request.run(1)
+    expected = request.output()
+    assert expected == bytes(b ^ 0x5A for b in range(64))
+    request.run(5, expected)  # every output its own: no error
+    wrong_at.append(calls[0] + 3)
+    with pytest.raises(cryptodev.CryptodevError) as error:
+        request.run(5, expected)
+    message = str(error.value)
+    assert "cbc-aes-hwcrypto-test-async" in message
+    assert "mixed up requests in flight" in message and "differs from byte 0" in message
+    assert calls[0] == wrong_at[0], "it stopped at the request that was wrong"

@@ -83,12 +83,20 @@ class Request:
         self._keep = keep  # the buffers the struct points into live as long as it does
         self._length = int(argument.len)
 
-    def run(self, count: int = 1) -> None:
-        """`count` requests back to back; the timeout holds while they keep completing."""
+    def run(self, count: int = 1, expected: bytes | None = None) -> None:
+        """`count` requests back to back; the timeout holds while they keep completing.
+
+        With `expected` (this request's output when it ran alone) every output is compared
+        with it -- a read and a memcmp, cheap beside the ioctl -- and one that differs (a
+        driver that gave this request another request's result) is a CryptodevError naming
+        the driver: the check of each session's requests when several are in flight.
+        """
         fd, request, argument = self.session.device.fd, self._request, self._argument
         length = self._length
         rewrite_length = isinstance(argument, abi.CryptAuthOp)
         done = [0]
+        output, output_length = self._output, self._output_length
+        differing: list[bytes] = []
 
         def work() -> None:
             ioctl = fcntl.ioctl
@@ -96,9 +104,22 @@ class Request:
                 if rewrite_length:
                     argument.len = length  # CIOCAUTHCRYPT writes the output length back
                 ioctl(fd, request, argument)
+                if expected is not None:
+                    got = output.read(output_length)
+                    if got != expected:
+                        differing.append(got)
+                        return
                 done[0] += 1
 
         self.session.device.guarded(work, self._what, explain_request, lambda: done[0])
+        if differing and expected is not None:
+            at = next(i for i, (a, b) in enumerate(zip(differing[0], expected)) if a != b)
+            raise CryptodevError(
+                f"{self._what}: with requests in flight, a "
+                f"{output_length}-byte request returned output that is not its own input's "
+                f"(differs from byte {at}; alone, the same request gave the expected output): "
+                "the driver mixed up requests in flight"
+            )
 
     def output(self) -> bytes:
         return self._output.read(self._output_length)
