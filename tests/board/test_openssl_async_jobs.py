@@ -21,9 +21,14 @@ Needs the QEMU board with the test drivers:
 on a kernel from before the change (Debian's 6.1.176, linux-image-6.1.0-50-amd64-unsigned
 and its headers unpacked: benchmarks/README.md (h)) add --hwcrypto-kernel/--hwcrypto-modules.
 
-Seen (TCG, nice 19, 4 KiB, `openssl speed -seconds 3` by hand, 2026-12-07 06:16-06:21, load
-1-3): on 6.1.192 (6.1.0-57) -async_jobs 1/2/4/8 gave 9.0/9.0/8.8/8.7 req/s, -multi 4 34.5;
-on 6.1.176 (6.1.0-50) 9.0/17.8/36.1/38.5 and -multi 4 38.2.
+Seen (TCG, nice 19, 4 KiB, 2026-12-07): on 6.1.192 (6.1.0-57, load 4.3-6.1) io_submit took
+the whole request; -async_jobs 1/2/4/8 gave 8.8/8.5/8.1/8.5 req/s at 100 ms (-multi 1/4
+8.5/34.6) and 31.7/30.4/29.9/29.0 at 20 ms (31.0/132.0); on 6.1.176 (6.1.0-50, load 6.2-7.2)
+io_submit returned in 0.3-5 ms of 200 and -async_jobs gave 8.8/16.8/35.0/35.7 and
+31.6/67.7/123.3/152.5 (-multi 8.8/35.8, 33.0/125.9). The suite at budget 112: 6.1.192
+-multi 4 4.31x, -async_jobs 4 0.95x, async-jobs-serialized naming the engine and
+virtio_crypto_aes_cbc (445 s inside the board); 6.1.176 4.30x and 3.98x, no finding (399 s).
+benchmarks/README.md (h) has the rest.
 """
 
 from __future__ import annotations
