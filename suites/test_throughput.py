@@ -53,6 +53,7 @@ from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.verdict.rule_level import unmeasured_level
 from pytest_hwcrypto.verdict.rules import (
     NoRegressionRule,
     Rule,
@@ -303,6 +304,11 @@ def test_profile_rule(
     rule = profile_rule.rule
     if not hwcrypto_run.options.chooses(rule.scope.algorithm):
         pytest.skip(f"{rule.label}: {rule.scope.algorithm} is not among --hwcrypto-algorithm")
+    unmeasured = unmeasured_level(
+        rule.label, rule.scope.concurrency, hwcrypto_run.options.concurrency
+    )
+    if unmeasured is not None:
+        pytest.skip(unmeasured)
     if rule.scope.place == Place.CONTAINER:
         pytest.skip(f"{rule.label}: about measurements inside a container: the lxc suite's")
     baseline = hwcrypto_run.baseline
