@@ -490,7 +490,11 @@ def test_profile_rule_inside_the_container(
 ) -> None:
     if container_rule.rule is None:
         if container_rule.label == NO_CONTAINER_RULES.label:
-            pytest.skip('no [[rule]] with where = "container" in the board profile')
+            pytest.skip(
+                'no [[rule]] with where = "container" in the board profile (or no profile): '
+                "nothing to judge inside the container; add such a rule to --hwcrypto-board "
+                "to hold the container's numbers to it"
+            )
         pytest.fail(container_rule.error or "invalid rule", pytrace=False)
     reason = fixtures.concurrent_measuring_reason(pytestconfig, "lxc")
     if reason:
