@@ -141,11 +141,10 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
         help="also measure each algorithm bound by name (whatever driver the kernel picks)",
     )
     parser.add_argument(
-        "--no-host-speed",
-        dest="host_speed",
-        action="store_false",
-        help="judge bytes/s as measured, not per unit of the host's user-space speed timed "
-        "around each sample (docs/ab.md: what that cancels, and what it cannot see)",
+        "--host-speed",
+        action="store_true",
+        help="judge per unit of the host's user-space speed timed around each sample, not "
+        "bytes/s as measured (docs/ab.md: what it cancels, and the false alarm it gave)",
     )
     parser.add_argument("--sessions", type=int, default=2, help="sessions per driver (2)")
     parser.add_argument("--max-samples", type=int, default=20, help="samples per series (20)")

@@ -8,7 +8,7 @@ series times every planned look, so one run of an unchanged kernel says "regress
 anywhere with probability at most alpha.
 
 When both slices of a pair timed the host's user-space speed around every sample
-(measure/host_speed.py, `hwcrypto ab`'s default), a series' value in that pair is the
+(measure/host_speed.py, `hwcrypto ab --host-speed`), a series' value in that pair is the
 median of sample / host speed instead: the share of the load that moved between the two
 slices cancels. The medians shown stay in bytes/s; the yardstick itself is a series of
 its own (`HOST_SPEED_SERIES`, the median host speed of the slice), so a kernel that

@@ -71,7 +71,7 @@ def format_table(verdicts: Sequence[SeriesVerdict], max_drop: float) -> list[str
         lines.append(
             "(change and interval per unit of the host's user-space speed, timed around each "
             "sample: load that moved between A and B cancels; the (host speed) row is that "
-            "yardstick itself, as measured; --no-host-speed judges bytes/s as measured)"
+            "yardstick itself, as measured; without --host-speed bytes/s are judged as measured)"
         )
     return lines
 

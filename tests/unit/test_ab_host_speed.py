@@ -139,3 +139,11 @@ def test_user_space_speed_runs_for_its_time_on_the_clock() -> None:
     ticks = iter([0.0, 0.01, 0.02, 0.03])
     # three passes of the 64 KiB buffer in 0.03 s of the fake clock
     assert user_space_speed(0.025, clock=lambda: next(ticks)) == pytest.approx(3 * 65536 / 0.03)
+
+
+def test_judging_per_host_speed_is_asked_for_not_the_default() -> None:
+    from pytest_hwcrypto import cli
+
+    parse = cli.build_parser().parse_args
+    assert parse(["ab", "--kernel", "a", "--kernel", "b"]).host_speed is False
+    assert parse(["ab", "--kernel", "a", "--kernel", "b", "--host-speed"]).host_speed is True
