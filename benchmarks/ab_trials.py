@@ -37,7 +37,7 @@ from typing import Any
 
 from pytest_hwcrypto.ab.document import AbDocument, Side, load_document
 from pytest_hwcrypto.ab.engine import BoardSlices, run_ab
-from pytest_hwcrypto.ab.series import collect_pairs, describe_key
+from pytest_hwcrypto.ab.series import HOST_SPEED_SERIES, collect_pairs, describe_key
 from pytest_hwcrypto.ab.slice import SliceSpec
 from pytest_hwcrypto.boards.inner_pytest import make_board
 from pytest_hwcrypto.model.stats import SampleStats
@@ -157,6 +157,10 @@ def run_trial(args: argparse.Namespace, scenario: str, run: int, out: Path) -> d
             record["two_run"] = two_run_method(runner, ramp, len(document.complete_pairs))
         finally:
             ramp.stop()
+    elif document.slice.host_speed:
+        outcome = run_ab(
+            document, runner, path, stream=io.StringIO(), undecided_of=escalating_on_raw(document)
+        )
     else:
         outcome = run_ab(document, runner, path, stream=io.StringIO())
     record.update(
@@ -186,20 +190,66 @@ def run_trial(args: argparse.Namespace, scenario: str, run: int, out: Path) -> d
 
 
 def raw_verdicts(document: AbDocument) -> dict[str, dict[str, Any]]:
-    """The same pairs judged on bytes/s as measured (what `--no-host-speed` would have
-    said at this pair count), for the side-by-side table: same family as the run's."""
-    collected = [s for s in collect_pairs(document.complete_pairs).values() if s.only is None]
+    """The same pairs judged on bytes/s as measured, as a run without --host-speed would
+    have: no yardstick series in the family, the same looks, stopping at the first look
+    where every series is decided (the trials escalate on this judgement, so each look's
+    pairs are there; in older trials that escalated per host speed, fewer pairs may be:
+    then judged on what there is, `pairs` saying how many)."""
+    found: dict[str, dict[str, Any]] = {}
+    for step in document.steps:
+        found = _judged_raw(document, step)
+        if all(v["verdict"] != PairedVerdict.UNKNOWN.value for v in found.values()):
+            break
+    return found
+
+
+def _judged_raw(document: AbDocument, upto: int) -> dict[str, dict[str, Any]]:
+    collected = [
+        s
+        for s in collect_pairs(document.complete_pairs).values()
+        if s.only is None and s.key != HOST_SPEED_SERIES
+    ]
     family = max(1, len(collected)) * max(1, len(document.steps))
     found = {}
     for series in collected:
-        c = judge_pairs(series.a_shown, series.b_shown, document.max_drop, family=family)
+        a, b = series.a_shown[:upto], series.b_shown[:upto]
+        c = judge_pairs(a, b, document.max_drop, family=family)
         found[describe_key(series.key)] = {
             "verdict": c.verdict.value,
             "change": round(c.change, 4),
             "low": round(c.change_low, 4),
             "high": round(c.change_high, 4),
+            "pairs": len(a),
         }
     return found
+
+
+def escalating_on_raw(document: AbDocument) -> Any:
+    """run_ab's `undecided_of` for --host-speed trials: go on while the bytes/s judgement
+    (the default's) cannot tell, so both judgements have the pairs the default would use."""
+
+    def undecided_raw(verdicts: list[Any]) -> list[Any]:
+        raw = _judged_raw(document, len(document.complete_pairs))
+        return (
+            list(verdicts)
+            if any(v["verdict"] == "could not tell yet" for v in raw.values())
+            else []
+        )
+
+    return undecided_raw
+
+
+def rejudge_raw(out: Path) -> None:
+    """Rewrites every --host-speed trial's series_raw from its A/B file (raw_verdicts)."""
+    lines = (out / "trials.jsonl").read_text().splitlines()
+    kept = []
+    for line in lines:
+        entry = json.loads(line)
+        if entry.get("host_speed"):
+            path = out / f"{entry['scenario']}-{entry['run']:03d}.json"
+            entry["series_raw"] = raw_verdicts(load_document(path))
+        kept.append(json.dumps(entry))
+    (out / "trials.jsonl").write_text("\n".join(kept) + "\n")
 
 
 def two_run_method(runner: BoardSlices, ramp: LoadRamp, slices: int) -> dict[str, Any]:
@@ -327,6 +377,9 @@ def main() -> int:
     )
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--resample", type=int)
+    parser.add_argument(
+        "--rejudge-raw", action="store_true", help="recompute series_raw of recorded trials"
+    )
     args = parser.parse_args()
     # SIGTERM through SystemExit: the load ramp's busy processes and the board are ended
     # by their cleanup (killed by the default action, both were left running)
@@ -335,6 +388,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.table:
         table(out)
+        return 0
+    if args.rejudge_raw:
+        rejudge_raw(out)
         return 0
     if args.resample:
         for pairs in (10, 20):
