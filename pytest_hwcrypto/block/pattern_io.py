@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import os
 import random
 from collections.abc import Iterator
@@ -151,3 +152,78 @@ def first_plain_mismatch(
                 return offset
             offset += len(chunk)
     return None
+
+
+@dataclass(frozen=True)
+class WrongBlocks:
+    """Where a read-back differs from the pattern, block by block."""
+
+    wrong: int  # blocks that read wrong
+    first: int  # offset of the first of them
+    misplaced: int  # wrong blocks holding another block's data (see wrong_blocks)
+    first_misplaced: tuple[int, int] | None  # (offset, offset of the data it holds)
+
+    def describe(self, block: int = BLOCK) -> str:
+        """What went wrong, in words; 'mixed up requests in flight' when blocks hold each
+        other's data (which only an engine that mixes requests up produces)."""
+        said = f"{self.wrong} {block}-byte blocks read wrong, the first at byte {self.first}"
+        if self.first_misplaced is None:
+            return said
+        at, holds = self.first_misplaced
+        return (
+            f"{said}; {self.misplaced} of them hold another block's data (the block at byte "
+            f"{at} reads as what was written at byte {holds}): the driver mixed up requests "
+            "in flight"
+        )
+
+
+def wrong_blocks(path: str | Path, seed: str, total: int, block: int = BLOCK) -> WrongBlocks | None:
+    """Compare the first `total` bytes of `path` with the pattern block by block (chunk by
+    chunk, as they were written); None when every block matches.
+
+    A wrong block is "misplaced" when, from its 17th byte on, it equals another block of
+    the same chunk: a block cipher's output given to another sector's request decrypts,
+    under CBC with that sector's IV, to the other sector's data with only the first
+    16-byte block garbled (and to exactly it when the swap happened on the read).
+    """
+    wrong = misplaced = 0
+    first: int | None = None
+    first_misplaced: tuple[int, int] | None = None
+    offset = 0
+    with open(path, "rb", buffering=0) as device:
+        for chunk in pattern_chunks(seed, total):
+            data = _read_exactly(device, len(chunk))
+            if data == chunk:
+                offset += len(chunk)
+                continue
+            tails: dict[bytes, int] | None = None
+            for start in range(0, len(chunk), block):
+                got = data[start : start + block]
+                if got == chunk[start : start + block]:
+                    continue
+                wrong += 1
+                first = offset + start if first is None else first
+                if tails is None:
+                    tails = {chunk[s + 16 : s + block]: s for s in range(0, len(chunk), block)}
+                holds = tails.get(got[16:])
+                if holds is not None and holds != start:
+                    misplaced += 1
+                    if first_misplaced is None:
+                        first_misplaced = (offset + start, offset + holds)
+            offset += len(chunk)
+    if first is None:
+        return None
+    return WrongBlocks(wrong, first, misplaced, first_misplaced)
+
+
+def _read_exactly(device: io.RawIOBase, size: int) -> bytes:
+    """`size` bytes (fewer only at the end of the device)."""
+    parts = []
+    left = size
+    while left > 0:
+        part = device.read(left)
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
