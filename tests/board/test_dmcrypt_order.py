@@ -20,8 +20,8 @@ Seen (6.1.0-57, TCG, nice 19, load 6.3-7.9, 2026-12-07 07:24-07:37; 2 ms a reque
 "cbc-aes-hwcrypto-test-async: read back 3494f423c5f8560f… (4194304 bytes), wrote
 e1f764a4d54ea364… (4194304 bytes)" (160 s): the driver named, but only a digest over the
 whole volume. Since then the check reads a wrong volume again block by block
-(pattern_io.wrong_blocks) and says which blocks hold each other's data; rerun 07:38-07:49
-(load 4.7-6.6): 1022 held, passed; 1536 swapped, failed with "...: 1024 4096-byte blocks
+(pattern_io.wrong_blocks) and says which blocks hold each other's data; rerun 07:38-07:47
+(load 4.7-9.0): 1022 held, passed; 1536 swapped, failed with "...: 1024 4096-byte blocks
 read wrong, the first at byte 0; 780 of them hold another block's data (the block at byte
 8192 reads as what was written at byte 12288): the driver mixed up requests in flight"
 (382 s inside the board; the re-read goes through the faulty engine too).
