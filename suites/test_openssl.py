@@ -177,40 +177,44 @@ def engine_findings(
     among them: of one source's measurements (one way of putting requests in flight)."""
     way = " -async_jobs" if source == str(Source.OPENSSL_ASYNC_JOBS) else ""
 
-    def of(driver: str) -> list[Measurement]:
-        return [m for m in measured if m.driver == driver]
+    def of(driver: str, level: int) -> list[Measurement]:
+        return [m for m in measured if m.driver == driver and m.level == level]
 
-    software = Results(measurements=of(SOFTWARE))
     findings: list[Finding] = []
     drivers = sorted({m.driver for m in measured if m.driver not in (SOFTWARE, None)})
-    for driver in drivers:
-        assert driver is not None
-        outcome = compare_hw_sw(software, Results(measurements=of(driver)))
-        losing = [c for c in outcome.comparisons if c.ratio_high < 1.0]
-        where = f"{CIPHER} [openssl -engine afalg{way} -> {driver}]"
-        if losing:
-            worst = min(losing, key=lambda c: c.ratio)
-            findings.append(
-                Finding(
-                    FindingKind.HW_LOSES_TO_SW,
-                    CIPHER,
-                    f"{where}: slower than OpenSSL's own software at {len(losing)} of "
-                    f"{len(outcome.comparisons)} block sizes, down to {worst.ratio:.2g}x at "
-                    f"{worst.block_size} B ({format_mib_s(worst.current)} vs "
-                    f"{format_mib_s(worst.baseline)} MiB/s)",
-                    {"driver": driver, "source": source},
+    # per level of requests in flight, software at the same level: never two levels pooled
+    for level in sorted({m.level for m in measured}):
+        software = Results(measurements=of(SOFTWARE, level))
+        depth = f" N={level}" if level != 1 else ""
+        extra: dict[str, object] = {"source": source} | ({"concurrency": level} if depth else {})
+        for driver in drivers:
+            assert driver is not None
+            outcome = compare_hw_sw(software, Results(measurements=of(driver, level)))
+            losing = [c for c in outcome.comparisons if c.ratio_high < 1.0]
+            where = f"{CIPHER} [openssl -engine afalg{way}{depth} -> {driver}]"
+            if losing:
+                worst = min(losing, key=lambda c: c.ratio)
+                findings.append(
+                    Finding(
+                        FindingKind.HW_LOSES_TO_SW,
+                        CIPHER,
+                        f"{where}: slower than OpenSSL's own software at {len(losing)} of "
+                        f"{len(outcome.comparisons)} block sizes, down to {worst.ratio:.2g}x "
+                        f"at {worst.block_size} B ({format_mib_s(worst.current)} vs "
+                        f"{format_mib_s(worst.baseline)} MiB/s)",
+                        {"driver": driver} | extra,
+                    )
                 )
-            )
-        size = outcome.crossover.get(CIPHER)
-        if size is not None and losing:
-            findings.append(
-                Finding(
-                    FindingKind.CROSSOVER,
-                    CIPHER,
-                    f"{where}: keeps up with OpenSSL's software from {size} B on",
-                    {"driver": driver, "block_size": size, "source": source},
+            size = outcome.crossover.get(CIPHER)
+            if size is not None and losing:
+                findings.append(
+                    Finding(
+                        FindingKind.CROSSOVER,
+                        CIPHER,
+                        f"{where}: keeps up with OpenSSL's software from {size} B on",
+                        {"driver": driver, "block_size": size} | extra,
+                    )
                 )
-            )
     kernel = [
         replace(m, algorithm=KERNEL_NAMES[CIPHER])
         for m in measured

@@ -1,0 +1,55 @@
+"""The openssl suite's own findings per level of requests in flight (small fakes): a
+kernel driver is compared with OpenSSL's software at the same level, never two pooled."""
+
+from __future__ import annotations
+
+from pytest_hwcrypto.model.results import Measurement, inventory_items
+from suites.test_openssl import engine_findings
+
+KIB = 1024
+INVENTORY = inventory_items(
+    [{"name": "cbc(aes)", "driver": "engine", "priority": 300, "class": "offload"}]
+)
+
+
+def at(source: str, driver: str, level: int, mib_s: float) -> Measurement:
+    rate = mib_s * KIB * KIB
+    return Measurement(
+        source,
+        "aes-128-cbc",
+        driver,
+        128,
+        4 * KIB,
+        "encrypt",
+        rate,
+        samples=[rate * (1 + d / 100) for d in (-1.0, -0.5, 0.0, 0.5, 1.0)],
+        concurrency=level,
+    )
+
+
+def test_a_driver_slower_alone_and_faster_in_flight_loses_only_at_level_one() -> None:
+    measured = [
+        at("openssl", "openssl", 1, 100.0),
+        at("openssl", "openssl", 4, 180.0),
+        at("openssl", "engine", 1, 50.0),
+        at("openssl", "engine", 4, 400.0),
+    ]
+    losing = [f for f in engine_findings(measured, INVENTORY) if f.kind == "hw-loses-to-sw"]
+    assert len(losing) == 1, [f.detail for f in losing]
+    assert "N=" not in losing[0].detail and "at 1 of 1 block sizes" in losing[0].detail
+    assert "concurrency" not in losing[0].extra
+
+
+def test_a_loss_in_flight_names_its_level_and_its_way() -> None:
+    measured = [
+        at("openssl-async-jobs", "openssl", 1, 100.0),
+        at("openssl-async-jobs", "openssl", 4, 100.0),
+        at("openssl-async-jobs", "engine", 1, 150.0),
+        at("openssl-async-jobs", "engine", 4, 50.0),
+    ]
+    found = engine_findings(measured, INVENTORY, "openssl-async-jobs")
+    losing = [f for f in found if f.kind == "hw-loses-to-sw" and "OpenSSL's own" in f.detail]
+    assert len(losing) == 1
+    assert "[openssl -engine afalg -async_jobs N=4 -> engine]" in losing[0].detail
+    assert losing[0].extra["concurrency"] == 4
+    assert losing[0].extra["source"] == "openssl-async-jobs"
