@@ -33,13 +33,15 @@ def test_measured_levels_and_rules_of_every_level_are_judged() -> None:
 
 
 @pytest.mark.parametrize("board", ["qemu-arm64", "qemu-armhf"])
-def test_arm_offload_rule_is_judged_at_four_in_flight(board: str) -> None:
-    """Under TCG virtio-crypto lost to generic one request at a time in every run (0.14-0.65x
-    at 64 KiB); at N=4 it won in 5 runs of 6 (1.12-1.84x; 0.70x on armhf at load 3): the
-    shipped rule judges N=4 only."""
+def test_arm_profiles_carry_no_throughput_rule_under_emulation(board: str) -> None:
+    """Under TCG virtio-crypto against generic swung with the host's load (0.14-0.65x one
+    request at a time, 0.70-1.84x with 4 in flight): the shipped ARM profiles judge no
+    throughput, and say why in a comment (a real board's profile does)."""
     rules = [c.rule for c in rules_from_profile(load_profile(PROFILES / f"{board}.toml"))]
-    offload = [r for r in rules if r is not None and getattr(r, "hw", None) == "offload"]
-    assert [r.scope.concurrency for r in offload] == [4]
-    label = offload[0].label
-    assert unmeasured_level(label, 4, tuple(DEFAULT_CONCURRENCY)) is not None
-    assert unmeasured_level(label, 4, (1, 4)) is None
+    assert [r for r in rules if r is not None and getattr(r, "hw", None)] == []
+    assert "No throughput rule" in (PROFILES / f"{board}.toml").read_text()
+
+
+def test_a_rule_at_four_in_flight_is_judged_only_where_four_was_measured() -> None:
+    assert unmeasured_level("offload vs generic", 4, tuple(DEFAULT_CONCURRENCY)) is not None
+    assert unmeasured_level("offload vs generic", 4, (1, 4)) is None
