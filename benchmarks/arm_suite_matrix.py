@@ -1,5 +1,8 @@
-"""Every shipped suite on an ARM board, short settings, one session: what passed, what was
-skipped (and why), what failed, and how long each suite file took.
+"""Shipped suites on an ARM board, short settings, one board session per call: what passed,
+what was skipped (and why), what failed, and how long each suite file took. The whole list
+outlasts one board session under TCG on a busy host, so README "Every suite on the ARM
+boards" runs it in chunks (`-- --hwcrypto-suite=...`, the last one wins), each with its
+own OUT_DIR, and tabulates them together with --table.
 
     nice -n 19 .venv/bin/python benchmarks/arm_suite_matrix.py qemu-arm64 OUT_DIR [-- PYTEST_ARGS]
     .venv/bin/python benchmarks/arm_suite_matrix.py --table OUT_DIR/qemu-arm64-junit.xml ...
