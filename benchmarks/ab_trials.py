@@ -18,7 +18,7 @@ a rerun skips finished trials and resumes a cut-off one from its file. Example:
 
     python benchmarks/ab_trials.py --kernel linux-knobs.uml --out /tmp/ab --scenario aa --runs 30
     python benchmarks/ab_trials.py --out /tmp/ab --table
-    python benchmarks/ab_trials.py --out /tmp/ab --resample 1000
+    python benchmarks/ab_rejudge.py --export /tmp/ab --to pairs.jsonl.gz   # then --resample
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import argparse
 import io
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -159,7 +158,11 @@ def run_trial(args: argparse.Namespace, scenario: str, run: int, out: Path) -> d
             ramp.stop()
     elif document.slice.host_speed:
         outcome = run_ab(
-            document, runner, path, stream=io.StringIO(), undecided_of=escalating_on_raw(document)
+            document,
+            runner,
+            path,
+            stream=io.StringIO(),
+            undecided_of=escalating_on_raw(document, args.escalate_alpha),
         )
     else:
         outcome = run_ab(document, runner, path, stream=io.StringIO())
@@ -186,10 +189,13 @@ def run_trial(args: argparse.Namespace, scenario: str, run: int, out: Path) -> d
     if document.slice.host_speed:
         record["host_speed"] = True
         record["series_raw"] = raw_verdicts(document)
+        if args.escalate_alpha != document.alpha:
+            record["escalate_alpha"] = args.escalate_alpha
+            record["series_raw_strict"] = raw_verdicts(document, args.escalate_alpha)
     return record
 
 
-def raw_verdicts(document: AbDocument) -> dict[str, dict[str, Any]]:
+def raw_verdicts(document: AbDocument, alpha: float | None = None) -> dict[str, dict[str, Any]]:
     """The same pairs judged on bytes/s as measured, as a run without --host-speed would
     have: no yardstick series in the family, the same looks, stopping at the first look
     where every series is decided (the trials escalate on this judgement, so each look's
@@ -197,13 +203,15 @@ def raw_verdicts(document: AbDocument) -> dict[str, dict[str, Any]]:
     then judged on what there is, `pairs` saying how many)."""
     found: dict[str, dict[str, Any]] = {}
     for step in document.steps:
-        found = _judged_raw(document, step)
+        found = _judged_raw(document, step, alpha)
         if all(v["verdict"] != PairedVerdict.UNKNOWN.value for v in found.values()):
             break
     return found
 
 
-def _judged_raw(document: AbDocument, upto: int) -> dict[str, dict[str, Any]]:
+def _judged_raw(
+    document: AbDocument, upto: int, alpha: float | None = None
+) -> dict[str, dict[str, Any]]:
     collected = [
         s
         for s in collect_pairs(document.complete_pairs).values()
@@ -213,7 +221,7 @@ def _judged_raw(document: AbDocument, upto: int) -> dict[str, dict[str, Any]]:
     found = {}
     for series in collected:
         a, b = series.a_shown[:upto], series.b_shown[:upto]
-        c = judge_pairs(a, b, document.max_drop, family=family)
+        c = judge_pairs(a, b, document.max_drop, alpha=alpha or document.alpha, family=family)
         found[describe_key(series.key)] = {
             "verdict": c.verdict.value,
             "change": round(c.change, 4),
@@ -224,12 +232,14 @@ def _judged_raw(document: AbDocument, upto: int) -> dict[str, dict[str, Any]]:
     return found
 
 
-def escalating_on_raw(document: AbDocument) -> Any:
+def escalating_on_raw(document: AbDocument, alpha: float) -> Any:
     """run_ab's `undecided_of` for --host-speed trials: go on while the bytes/s judgement
-    (the default's) cannot tell, so both judgements have the pairs the default would use."""
+    (the default's) cannot tell at `alpha`, so every judgement at that alpha or a looser
+    one has the pairs its own stopping rule would use (a looser alpha stops at a prefix:
+    raw_verdicts finds its look)."""
 
     def undecided_raw(verdicts: list[Any]) -> list[Any]:
-        raw = _judged_raw(document, len(document.complete_pairs))
+        raw = _judged_raw(document, len(document.complete_pairs), alpha)
         return (
             list(verdicts)
             if any(v["verdict"] == "could not tell yet" for v in raw.values())
@@ -302,9 +312,13 @@ def table(out: Path) -> None:
             pairs = sorted(e["pairs"] for e in entries)
             loads = [x for e in entries for x in e["load"]]
             per_pair = sorted(e["pair_seconds"] for e in entries)
-            label = scenario + {"series": "", "series_host": " (per host speed)"}.get(
-                judged, " (bytes/s as measured)"
-            )
+            label = scenario + {
+                "series": "",
+                "series_host": " (per host speed)",
+                "series_raw_strict": " (bytes/s, alpha {})".format(
+                    entries[0].get("escalate_alpha")
+                ),
+            }.get(judged, " (bytes/s as measured)")
             print(
                 f"| {label} | {len(entries)} | {name} | {words.count('regressed')} | "
                 f"{words.count('same')} | {words.count('could not tell yet')} | "
@@ -334,31 +348,11 @@ def _by_judgement(
                     {**entry, "series_host": entry["series"]}
                 )
                 groups.setdefault((scenario, "series_raw"), []).append(entry)
+                if "series_raw_strict" in entry:
+                    groups.setdefault((scenario, "series_raw_strict"), []).append(entry)
             else:
                 groups.setdefault((scenario, "series"), []).append(entry)
     return groups
-
-
-def resample(out: Path, comparisons: int, pairs: int, max_drop: float) -> None:
-    """A/A comparisons resampled from every recorded A/A pair (labels kept, pairs drawn
-    with replacement), judged with the family of one real run (4 series x 3 looks)."""
-    pool: dict[str, list[tuple[float, float]]] = {}
-    for path in sorted(out.glob("aa-*.json")):
-        for key, series in collect_pairs(load_document(path).complete_pairs).items():
-            pool.setdefault(describe_key(key), []).extend(zip(series.a, series.b))
-    rng = random.Random(1)
-    regressed = total = 0
-    for name, values in pool.items():
-        for _ in range(comparisons):
-            drawn = [rng.choice(values) for _ in range(pairs)]
-            result = judge_pairs([a for a, _ in drawn], [b for _, b in drawn], max_drop, family=12)
-            regressed += result.verdict is PairedVerdict.REGRESSED
-            total += 1
-        print(f"{name}: {len(values)} recorded pairs")
-    print(
-        f"resampled A/A: {regressed} of {total} comparisons regressed "
-        f"({regressed / total:.2%}), {pairs} pairs each"
-    )
 
 
 def main() -> int:
@@ -375,8 +369,14 @@ def main() -> int:
     parser.add_argument(
         "--host-speed", action="store_true", help="judge per unit of host speed (and raw)"
     )
+    parser.add_argument(
+        "--escalate-alpha",
+        type=float,
+        default=0.05,
+        help="with --host-speed: add pairs while bytes/s at this alpha cannot tell (0.05); "
+        "a stricter one is recorded as series_raw_strict",
+    )
     parser.add_argument("--table", action="store_true")
-    parser.add_argument("--resample", type=int)
     parser.add_argument(
         "--rejudge-raw", action="store_true", help="recompute series_raw of recorded trials"
     )
@@ -391,10 +391,6 @@ def main() -> int:
         return 0
     if args.rejudge_raw:
         rejudge_raw(out)
-        return 0
-    if args.resample:
-        for pairs in (10, 20):
-            resample(out, args.resample, pairs, args.max_drop)
         return 0
     done = finished(out)
     for scenario in args.scenario:
