@@ -65,12 +65,15 @@ def export(directories: list[str], to: Path) -> int:
             document = load_document(path)
             series: dict[str, dict[str, list[float]]] = {}
             for pairs in collect_pairs(document.complete_pairs).values():
-                if pairs.only is not None or pairs.key == HOST_SPEED_SERIES:
+                if pairs.only is not None:
                     continue
-                driver = pairs.key[-1]  # the trials measure one op and block size a driver
+                # the trials measure one op and block size a driver
+                driver = "(host speed)" if pairs.key == HOST_SPEED_SERIES else pairs.key[-1]
                 if driver in series:
                     raise SystemExit(f"{path}: two series of {driver}; export keys by driver")
                 series[driver] = {"a": pairs.a_shown, "b": pairs.b_shown}
+                if pairs.normalised:  # --host-speed: also per unit of the yardstick
+                    series[driver].update(a_host=pairs.a, b_host=pairs.b)
             exported.append(
                 {
                     "round": label or directory.name,
@@ -90,9 +93,20 @@ def export(directories: list[str], to: Path) -> int:
     return 0
 
 
-def judged(trial: dict[str, Any], alpha: float) -> tuple[dict[str, str], int, bool]:
-    """(verdict per series, pairs used, stopped short) as `hwcrypto ab --alpha` would."""
-    steps, series = trial["steps"], trial["series"]
+def judged(
+    trial: dict[str, Any], alpha: float, host_speed: bool = False
+) -> tuple[dict[str, str], int, bool]:
+    """(verdict per series, pairs used, stopped short) as `hwcrypto ab --alpha` would;
+    `host_speed`: as `--host-speed` would (per unit of the yardstick, which is then a
+    series of its own), None for a trial measured without it."""
+    series = {
+        name: {"a": s["a_host"], "b": s["b_host"]} if host_speed and "a_host" in s else s
+        for name, s in trial["series"].items()
+        if host_speed or name != "(host speed)"
+    }
+    if host_speed and "(host speed)" not in series:
+        return {}, 0, False
+    steps = trial["steps"]
     family = max(1, len(series)) * max(1, len(steps))
     have = min(len(s["a"]) for s in series.values())
     verdicts: dict[str, str] = {}
@@ -112,47 +126,61 @@ def judged(trial: dict[str, Any], alpha: float) -> tuple[dict[str, str], int, bo
     return verdicts, used, False
 
 
-def report(path: Path, alphas: list[float]) -> int:
-    with gzip.open(path, "rt") as lines:
-        trials = [json.loads(line) for line in lines]
+def report(trials: list[dict[str, Any]], alphas: list[float]) -> int:
     print(
-        "| alpha | scenario | runs | false regressed (runs) | slowed series found | stopped short |"
+        "| alpha | judged | scenario | runs | false regressed (runs) | slowed series found "
+        "| stopped short | load |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for alpha in alphas:
-        for scenario in sorted({t["scenario"] for t in trials}):
-            runs = [t for t in trials if t["scenario"] == scenario]
-            false_runs = found = asked = short = 0
-            for trial in runs:
-                verdicts, _, stopped_short = judged(trial, alpha)
-                slowed = SLOWED.get(scenario, ())
-                false_runs += any(
-                    v == "regressed" for name, v in verdicts.items() if name not in slowed
-                )
-                short += stopped_short
-                for name in slowed:
-                    if name in trial["series"]:
-                        asked += 1
-                        found += verdicts.get(name) == "regressed"
-            print(
-                f"| {alpha} | {scenario} | {len(runs)} | {false_runs} | "
-                f"{f'{found} of {asked}' if asked else '-'} | {short} |"
-            )
+        for host_speed in (False, True):
+            for scenario in sorted({t["scenario"] for t in trials}):
+                _report_row(trials, alpha, host_speed, scenario)
     return 0
 
 
-def resample(path: Path, alphas: list[float], comparisons: int, pairs: int) -> int:
+def _report_row(
+    trials: list[dict[str, Any]], alpha: float, host_speed: bool, scenario: str
+) -> None:
+    runs = [t for t in trials if t["scenario"] == scenario]
+    if host_speed:
+        runs = [t for t in runs if "(host speed)" in t["series"]]
+    if not runs:
+        return
+    false_runs = found = asked = short = 0
+    for trial in runs:
+        verdicts, _, stopped_short = judged(trial, alpha, host_speed)
+        slowed = SLOWED.get(scenario, ())
+        false_runs += any(v == "regressed" for name, v in verdicts.items() if name not in slowed)
+        short += stopped_short
+        for name in slowed:
+            if name in trial["series"]:
+                asked += 1
+                found += verdicts.get(name) == "regressed"
+    loads = [x for t in runs for x in t["load"]]
+    print(
+        f"| {alpha} | {'per host speed' if host_speed else 'bytes/s'} | {scenario} | "
+        f"{len(runs)} | {false_runs} | {f'{found} of {asked}' if asked else '-'} | {short} | "
+        f"{min(loads):.1f}-{max(loads):.1f} |"
+    )
+
+
+def resample(
+    trials: list[dict[str, Any]], alphas: list[float], comparisons: int, pairs: int
+) -> int:
     """A/A comparisons drawn from every recorded A/A pair of a series (A and B kept as
     measured, pairs drawn with replacement), each judged with the family of the real A/A
     runs (their series x looks) -- the rate one more real run would show if pairs were
     independent of the run they came from."""
-    with gzip.open(path, "rt") as lines:
-        runs = [t for t in map(json.loads, lines) if t["scenario"] == "aa"]
+    runs = [t for t in trials if t["scenario"] == "aa"]
     pool: dict[str, list[tuple[float, float]]] = {}
     for run in runs:
         for name, series in run["series"].items():
-            pool.setdefault(name, []).extend(zip(series["a"], series["b"]))
-    family = max(len(run["series"]) * len(run["steps"]) for run in runs)
+            if name != "(host speed)":  # bytes/s as measured: the yardstick is no series
+                pool.setdefault(name, []).extend(zip(series["a"], series["b"]))
+    family = max(len([n for n in run["series"] if n != "(host speed)"]) for run in runs) * max(
+        len(run["steps"]) for run in runs
+    )
     for alpha in alphas:
         rng = random.Random(1)
         regressed = total = 0
@@ -179,6 +207,7 @@ def main() -> int:
     parser.add_argument("--export", nargs="+", metavar="[LABEL=]OUT", help="trial directories")
     parser.add_argument("--to", type=Path, help="where --export writes")
     parser.add_argument("--alpha", type=float, action="append", default=[])
+    parser.add_argument("--rounds", help="only these rounds (comma-separated labels)")
     parser.add_argument("--resample", type=int, metavar="N", help="N A/A comparisons a series")
     parser.add_argument(
         "--pairs", dest="pair_count", type=int, default=10, help="pairs a resampled comparison"
@@ -190,9 +219,13 @@ def main() -> int:
         return export(args.export, args.to)
     if args.exported is None:
         parser.error("name an exported FILE.jsonl.gz, or --export OUT... --to FILE")
+    with gzip.open(args.exported, "rt") as lines:
+        trials = [json.loads(line) for line in lines]
+    if args.rounds:
+        trials = [t for t in trials if t["round"] in args.rounds.split(",")]
     if args.resample:
-        return resample(args.exported, args.alpha or [0.05], args.resample, args.pair_count)
-    return report(args.exported, args.alpha or [0.05])
+        return resample(trials, args.alpha or [0.05], args.resample, args.pair_count)
+    return report(trials, args.alpha or [0.05])
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from pytest_hwcrypto.boards.base import Board, BoardError, kernel_args_from
 from pytest_hwcrypto.boards.kernel_image import bzimage_release
 from pytest_hwcrypto.profile import load_profile
 from pytest_hwcrypto.verdict.compare import parse_fraction
-from pytest_hwcrypto.verdict.paired import MIN_PAIRS, escalation_steps
+from pytest_hwcrypto.verdict.paired import DEFAULT_ALPHA, escalation_steps, fewest_pairs
 
 EXIT_REGRESSED = 1
 DEFAULT_BLOCK_SIZES = "4096,65536"
@@ -122,12 +122,18 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--board", choices=("uml", "qemu"), default="uml")
     parser.add_argument("--pairs", type=int, help="exactly N pairs, judged once")
     parser.add_argument(
-        "--budget", type=float, help="seconds to spend at most, escalating 10 -> 20 -> 40 pairs"
+        "--budget", type=float, help="seconds to spend at most, escalating 12 -> 24 -> 40 pairs"
     )
-    parser.add_argument("--first-pairs", type=int, default=10, help="first look (10)")
+    parser.add_argument("--first-pairs", type=int, default=12, help="first look (12)")
     parser.add_argument("--max-pairs", type=int, default=40, help="last look (40)")
     parser.add_argument("--max-drop", default="5%", help="largest accepted slowdown (5%%)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="family-wise error (0.05)")
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULT_ALPHA,
+        help=f"family-wise error: the chance an unchanged kernel is called regressed "
+        f"({DEFAULT_ALPHA})",
+    )
     parser.add_argument(
         "--slice-seconds", type=float, default=3.0, help="measuring time per boot (3)"
     )
@@ -311,14 +317,20 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
     pytest_args = tuple(getattr(args, "pytest_args", ()) or ())
     if args.pairs is not None and args.budget is not None:
         raise AbUsageError("give --pairs N or --budget S, not both")
+    if not 0.0 < args.alpha < 1.0:
+        raise AbUsageError(f"--alpha {args.alpha}: must be between 0 and 1 (e.g. 0.01)")
+    fewest = fewest_pairs(args.alpha)
     if args.pairs is not None:
-        if args.pairs < MIN_PAIRS:
-            raise AbUsageError(f"--pairs {args.pairs}: at least {MIN_PAIRS} pairs can decide")
+        if args.pairs < fewest:
+            raise AbUsageError(
+                f"--pairs {args.pairs}: at --alpha {args.alpha} at least {fewest} pairs can decide"
+            )
         steps = [args.pairs]
     else:
-        if args.first_pairs < MIN_PAIRS or args.max_pairs < args.first_pairs:
+        if args.first_pairs < fewest or args.max_pairs < args.first_pairs:
             raise AbUsageError(
-                f"--first-pairs must be >= {MIN_PAIRS} and --max-pairs >= --first-pairs"
+                f"--first-pairs must be >= {fewest} (at --alpha {args.alpha}) "
+                "and --max-pairs >= --first-pairs"
             )
         steps = escalation_steps(args.first_pairs, args.max_pairs)
     if args.slice_seconds <= 0:

@@ -54,7 +54,7 @@ def add_pairs_options(parser: argparse.ArgumentParser, budget: str, workdir: str
     """How many pairs, where they are kept, how long a boot may take: both commands."""
     parser.add_argument("--pairs", type=int, help="exactly N pairs")
     parser.add_argument("--budget", type=float, help=budget)
-    parser.add_argument("--first-pairs", type=int, default=10)
+    parser.add_argument("--first-pairs", type=int, default=12)
     parser.add_argument("--max-pairs", type=int, default=40)
     parser.add_argument("--workdir", default=".hwcrypto-bisect", help=workdir)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")

@@ -246,7 +246,11 @@ def test_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["ab", "--kernel", "/bin/sh"]) == 2
     assert "give --kernel A --kernel B" in capsys.readouterr().err
     assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--pairs", "3"]) == 2
-    assert "at least 6 pairs" in capsys.readouterr().err
+    assert "at --alpha 0.01 at least 8 pairs" in capsys.readouterr().err
+    assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--pairs", "6", "--alpha", "0.05"])
+    assert "--pairs" not in capsys.readouterr().err  # 6 pairs reach 0.05: past that check
+    assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--alpha", "5"]) == 2
+    assert "--alpha 5.0: must be between 0 and 1" in capsys.readouterr().err
     assert cli.main(["ab", "--kernel", "a", "--kernel", "b", "--max-drop", "x"]) == 2
     assert "--max-drop" in capsys.readouterr().err
 

@@ -106,9 +106,34 @@ def test_an_unchanged_kernel_is_same_and_never_regressed() -> None:
     verdicts = []
     for _ in range(300):
         a_values, b_values = _pairs(rng, 16, 0.0, 0.03)
-        verdicts.append(paired.judge_pairs(a_values, b_values, max_drop=0.05, family=4).verdict)
+        verdicts.append(
+            paired.judge_pairs(a_values, b_values, max_drop=0.05, alpha=0.05, family=4).verdict
+        )
     assert PairedVerdict.REGRESSED not in verdicts
     assert verdicts.count(PairedVerdict.SAME) > 250
+
+
+def test_a_stricter_alpha_only_turns_decisions_into_could_not_tell() -> None:
+    """The default (0.01) against Pinpoint's 0.05 on the same pairs: the wider decision
+    interval never decides what 0.05 did not, nor the other way; it only waits more."""
+    rng = random.Random(6)
+    waited = 0
+    for drop in (0.0, 0.06, 0.12):
+        for _ in range(100):
+            a_values, b_values = _pairs(rng, 16, drop, 0.04)
+            loose = paired.judge_pairs(a_values, b_values, max_drop=0.05, alpha=0.05, family=4)
+            strict = paired.judge_pairs(a_values, b_values, max_drop=0.05, family=4)
+            assert strict.verdict in (loose.verdict, PairedVerdict.UNKNOWN)
+            waited += strict.verdict is not loose.verdict
+    assert waited > 0
+
+
+def test_fewest_pairs_that_can_reach_a_level() -> None:
+    assert paired.fewest_pairs(0.05) == 6  # 2 / 2^6 = 0.031
+    assert paired.fewest_pairs(0.05 / 2) == 7
+    assert paired.fewest_pairs(paired.DEFAULT_ALPHA) == 8  # 2 / 2^8 = 0.0078
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        paired.fewest_pairs(0.0)
 
 
 def test_few_noisy_pairs_cannot_tell() -> None:
@@ -125,12 +150,14 @@ def test_pairs_too_few_for_the_level_decide_nothing_however_clear() -> None:
     confidence the pairs cannot have."""
     a_values = [100.0] * 6
     b_values = [55.0, 54.0, 56.0, 53.0, 55.5, 54.5]
-    one_look = paired.judge_pairs(a_values, b_values, max_drop=0.05, family=1)
+    one_look = paired.judge_pairs(a_values, b_values, max_drop=0.05, alpha=0.05, family=1)
     assert one_look.verdict is PairedVerdict.REGRESSED and one_look.reaches_level
-    two_looks = paired.judge_pairs(a_values, b_values, max_drop=0.05, family=2)
+    two_looks = paired.judge_pairs(a_values, b_values, max_drop=0.05, alpha=0.05, family=2)
     assert two_looks.verdict is PairedVerdict.UNKNOWN and not two_looks.reaches_level
     assert "more pairs" in two_looks.note
-    seven = paired.judge_pairs([*a_values, 100.0], [*b_values, 55.0], max_drop=0.05, family=2)
+    seven = paired.judge_pairs(
+        [*a_values, 100.0], [*b_values, 55.0], max_drop=0.05, alpha=0.05, family=2
+    )
     assert seven.verdict is PairedVerdict.REGRESSED
 
 
