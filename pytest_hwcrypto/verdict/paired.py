@@ -48,8 +48,8 @@ from enum import Enum
 from functools import cache
 
 # 0.01, not Pinpoint's 0.05: at 0.05 the A/A runs on this project's machine called an
-# unchanged kernel regressed in 2 of 36 runs and in 1.1 % of resampled comparisons, a rate a
-# CI gate is soon ignored for; at 0.01, 1 of 36 and 0.2 % (benchmarks/README.md, (g)).
+# unchanged kernel regressed in 2 of 46 runs and in up to 1.4 % of resampled comparisons, a
+# rate a CI gate is soon ignored for; at 0.01, 1 of 46 and up to 0.25 % (docs/ab.md).
 DEFAULT_ALPHA = 0.01
 REPORT_CONFIDENCE = 0.95
 # Exact null distribution of the signed-rank statistic up to this many pairs (the count
