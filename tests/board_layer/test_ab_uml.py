@@ -90,8 +90,12 @@ def test_one_kernel_two_command_lines(uml_board: UmlBoard, tmp_path: Path) -> No
     assert "aes-fixed-time" in drivers["A"] and "aes-fixed-time" not in drivers["B"]
     assert "aes-fixed-time" in document["verdict"]["changes"]["drivers_only_in_a"]
     # the one series both sides measured: cbc(aes) by name, aes-fixed-time's template in A
-    # and aes-generic's in B -- ~1.9x apart on this board, so eight pairs all one way
-    # (p = 0.0078) decide it at the default 0.01
+    # and aes-generic's in B -- ~1.9x apart on this board. Eight pairs decide that at the
+    # default 0.01 only if all eight go one way, and on a lightly loaded host some boots
+    # run twice as fast as their neighbours (a CPU to themselves for a while: fresh-clone
+    # CI, 2026-12-07, load 2.3), so one pair can land near 0: the estimate is what is
+    # checked, and a verdict, if reached, must be the right one.
     (by_name,) = document["verdict"]["series"]
     assert by_name["driver"] == "(by name)" and by_name["algorithm"] == "cbc(aes)"
-    assert by_name["verdict"] != "could not tell yet"
+    assert by_name["change"] > 0.3, by_name
+    assert by_name["verdict"] in ("improved", "could not tell yet"), by_name

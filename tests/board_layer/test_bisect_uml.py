@@ -30,7 +30,10 @@ FAST = "module_blacklist=aes_ti\n"
 # take their level from this A/B, and this test is about the plumbing of git bisect run
 # and bisect-confirm, kept to the few pairs CI can afford (test_ab_uml.py and the unit
 # tests check the default 0.01).
-PAIRS = ["--pairs", "6", "--alpha", "0.05"]
+# Ten pairs, not six: some boots run twice as fast as their neighbours on a lightly loaded
+# host (fresh-clone CI, 2026-12-07, load 2.3: aes-generic 175 or 350 MB/s), and six pairs
+# decide only when all six go one way; ten tolerate one or two pairs near 0.
+PAIRS = ["--pairs", "10", "--alpha", "0.05"]
 # Two looks (7, then 14 pairs) judge at 0.05 / 2: six pairs cannot reach that level at
 # all (p >= 1/32), seven can; a step is judged against the midpoint of the known drop.
 STEP_PAIRS = ["--first-pairs", "7", "--max-pairs", "14"]
@@ -115,7 +118,12 @@ def test_bisect_finds_and_confirms_the_commit_that_slowed_cbc_aes(
         cwd=tree, env=env, capture_output=True, text=True, timeout=1800, check=False,
     )  # fmt: skip
     (tmp_path / "bisect.log").write_text(run.stdout + run.stderr)
-    assert f"{culprit} is the first slow commit" in run.stdout, run.stdout + run.stderr[-3000:]
+    if f"{culprit} is the first slow commit" not in run.stdout:
+        # a step that could not tell (the twice-as-fast boots above) is skipped, and git is
+        # left with candidates: the culprit must be among them, and bisect-confirm below,
+        # measuring each against its parent, must name it
+        assert "The first slow commit could be any of:" in run.stdout, run.stdout[-3000:]
+        assert culprit in run.stdout.split("could be any of:")[1], run.stdout[-3000:]
 
     left_at = _git(tree, "rev-parse", "HEAD")  # the last commit the bisection tested
     confirm = _hwcrypto(
@@ -124,6 +132,8 @@ def test_bisect_finds_and_confirms_the_commit_that_slowed_cbc_aes(
     )  # fmt: skip
     assert confirm.returncode == 0, confirm.stdout + confirm.stderr[-2000:]
     assert f"bisect-confirm: {culprit[:12]}: confirmed" in confirm.stderr
+    named_by_git = f"{culprit} is the first slow commit" in run.stdout
+    assert named_by_git or f"{culprit} is the culprit" in confirm.stderr, confirm.stderr
     # the culprit's parent and the culprit were built; the checkout is back where it was
     assert _git(tree, "rev-parse", "HEAD") == left_at
     parent = _git(tree, "rev-parse", culprit + "^")
