@@ -98,7 +98,7 @@ def judged(
 ) -> tuple[dict[str, str], int, bool]:
     """(verdict per series, pairs used, stopped short) as `hwcrypto ab --alpha` would;
     `host_speed`: as `--host-speed` would (per unit of the yardstick, which is then a
-    series of its own), None for a trial measured without it."""
+    series of its own); no verdicts for a trial measured without it."""
     series = {
         name: {"a": s["a_host"], "b": s["b_host"]} if host_speed and "a_host" in s else s
         for name, s in trial["series"].items()

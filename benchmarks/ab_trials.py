@@ -221,7 +221,8 @@ def _judged_raw(
     found = {}
     for series in collected:
         a, b = series.a_shown[:upto], series.b_shown[:upto]
-        c = judge_pairs(a, b, document.max_drop, alpha=alpha or document.alpha, family=family)
+        level = document.alpha if alpha is None else alpha
+        c = judge_pairs(a, b, document.max_drop, alpha=level, family=family)
         found[describe_key(series.key)] = {
             "verdict": c.verdict.value,
             "change": round(c.change, 4),
