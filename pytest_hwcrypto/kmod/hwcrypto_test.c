@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * hwcrypto_test: crypto drivers that are wrong or slow on purpose, for testing
  * pytest-hwcrypto's suites against a real faulty driver. Never load it on a system
