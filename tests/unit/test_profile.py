@@ -114,14 +114,13 @@ def test_missing_file(tmp_path: Path) -> None:
         load_profile(tmp_path / "nope.toml")
 
 
-def test_the_readmes_example_profile_loads_and_every_rule_reads() -> None:
-    """The README's board profile is what a newcomer copies: it must stay valid."""
+def test_the_profiles_pages_example_loads_and_every_rule_reads() -> None:
+    """docs/profiles.md's example is what a newcomer copies: it must stay valid."""
     from pytest_hwcrypto.verdict.rules.reader import rules_from_profile
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Board profile", 1)[1]
-    text = section.split("```toml\n", 1)[1].split("```", 1)[0]
-    profile = parse_profile(text, Path("README.md"))
+    page = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text()
+    text = page.split("```toml\n", 1)[1].split("```", 1)[0]
+    profile = parse_profile(text, Path("docs/profiles.md"))
     rules = rules_from_profile(profile)
     assert rules and all(rule.error is None for rule in rules), rules
     relative = [r.rule for r in rules if getattr(r.rule, "relative_to", None)]
