@@ -78,7 +78,7 @@ git checkout -q "$BASE" && build && cp linux "$WORK/good.uml"
 git checkout -q "$SLOW" && build
 started=$(date +%s)
 rm -f "$WORK/ab-good-slow.json"
-# --alpha 0.05 (the trials of benchmarks/README.md (g) ran so; the default is 0.01): the
+# --alpha 0.05 (the trials of benchmarks/ab-bisect.md ran so; the default is 0.01): the
 # bisection takes its level from this file, and a step only sorts a commit between two
 # levels already known apart -- bisect-confirm measures the answer again.
 $HWCRYPTO ab --kernel "$WORK/good.uml" --kernel "$TREE/linux" --algorithm 'cbc(aes)' \

@@ -1,4 +1,4 @@
-"""Trials of `hwcrypto ab` on the UML board, for benchmarks/README.md's A/B table.
+"""Trials of `hwcrypto ab` on the UML board, for benchmarks/ab-bisect.md's tables.
 
 Every trial is one whole `hwcrypto ab` run (escalating 10 -> 20 -> 40 pairs) between two
 boots of a UML kernel built with `ab_kernel_knobs.py` (the knobs are 0 unless a side sets

@@ -1,6 +1,6 @@
 """Shipped suites on an ARM board, short settings, one board session per call: what passed,
 what was skipped (and why), what failed, and how long each suite file took. The whole list
-outlasts one board session under TCG on a busy host, so README "Every suite on the ARM
+outlasts one board session under TCG on a busy host, so docs/boards.md "Every suite on the ARM
 boards" runs it in chunks (`-- --hwcrypto-suite=...`, the last one wins), each with its
 own OUT_DIR, and tabulates them together with --table.
 

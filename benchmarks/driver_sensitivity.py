@@ -259,7 +259,7 @@ def claims(rows: list[dict[str, Any]], method: str, max_drop: float) -> tuple[fl
 
 
 def table(saved: dict[str, Any]) -> str:
-    """The markdown table of benchmarks/README.md from a saved run (--json)."""
+    """The markdown table of benchmarks/aa-stability-sensitivity.md from a saved run (--json)."""
     trials = saved["trials"]
     slowdowns = saved.get("slowdowns", SLOWDOWNS)
     sizes = [key for key in saved["summary"]["relative"]]

@@ -1,6 +1,6 @@
 """Board profiles: what a board must register and how fast its hardware path must be.
 
-A profile is a TOML file (shape: the README's "Board profile"). Loading validates
+A profile is a TOML file (shape: docs/profiles.md). Loading validates
 everything up front, and every error names the file, the table entry, the key and its
 line, because a lab editing forty profiles needs to find the typo without a traceback.
 """

@@ -46,7 +46,7 @@ class Op(Word):
 
 
 class DriverClass(Word):
-    """Who does the work: portable C, CPU instructions, or a device (README, Inventory)."""
+    """Who does the work: portable C, CPU instructions, or a device (docs/results.md, Inventory)."""
 
     GENERIC = "generic"
     CPU_ACCEL = "cpu-accel"

@@ -2,7 +2,7 @@
 kernel comparisons cancel a shared host's load.
 
 On a shared machine a board's speed moves with the host's load from one second to the
-next (benchmarks/README.md, section (g): at load 5-12 the log ratio of two slices of the
+next (benchmarks/ab-bisect.md: at load 5-12 the log ratio of two slices of the
 same kernel seconds apart spread by 0.1-0.2). Everything the board runs slows alike then,
 its user-space code as much as its kernel crypto. So a fixed piece of user-space work --
 SHA-256 over a buffer, through the C library, with no system call inside the loop --

@@ -43,13 +43,14 @@ MIN_SAMPLES = 5
 # single run's samples show: on the QEMU board at 4 s per series, ~35 samples let a
 # comparison claim a 6-11 % detectable drop where 11 claimed 17-27 %, and A/A pairs in
 # bytes/s then came out "regressed" in 3-7 of 20 trials (0-1 with 11); relative to a
-# driver in the same rounds, in 0-1 of 20 (benchmarks/README.md). So the default stays,
-# and --hwcrypto-max-samples raises it for runs judged with --hwcrypto-relative-to.
+# driver in the same rounds, in 0-1 of 20 (benchmarks/aa-stability-sensitivity.md). So the
+# default stays, and --hwcrypto-max-samples raises it for runs judged with
+# --hwcrypto-relative-to.
 MAX_SAMPLES = DEFAULT_MAX_SAMPLES
 # Sessions each driver's series is spread over, one after another round by round (where the
 # engine can open several: measure/runner.py). On the QEMU board about 3 AF_ALG sessions
 # in 120 ran 12-35 % slow for their whole run while the other sessions of the same rounds
-# did not (benchmarks/README.md, "What puts a whole run off"); with the samples spread
+# did not (benchmarks/session-offsets.md); with the samples spread
 # over several sessions such a session moves a minority of them, not the median. Five,
 # not three: the median's 95 % interval of 35 samples starts at the 12th smallest, so a
 # session holding a third of them drags the interval down, one holding a fifth does not

@@ -22,11 +22,11 @@ The model, on a log scale (throughput ratios multiply):
 Bare numbers (tool output: zero-width intervals) are decided on their point values, so
 any drop beyond `max_drop` is flagged: their detectable drop is `max_drop` itself.
 
-Calibrated against the runs recorded in benchmarks/README.md ("(c) Sensitivity") and the
-A/A / slowed fixture runs in tests/data: there a median drop of 14-22 % in 10 samples of
-~16 % CoV was flagged in only 25-60 % of trials, and this model claims about 30-40 % for
-such series; a 29-49 % slowdown was flagged in 54 of 56 series
-(tests/unit/test_sensitivity.py checks both on the recorded data).
+Calibrated against the runs recorded in benchmarks/aa-stability-sensitivity.md
+("(c) Sensitivity") and the A/A / slowed fixture runs in tests/data: there a median drop
+of 14-22 % in 10 samples of ~16 % CoV was flagged in only 25-60 % of trials, and this
+model claims about 30-40 % for such series; a 29-49 % slowdown was flagged in 54 of 56
+series (tests/unit/test_sensitivity.py checks both on the recorded data).
 """
 
 from __future__ import annotations

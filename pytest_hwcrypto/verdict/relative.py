@@ -1,8 +1,8 @@
 """Throughput relative to a reference driver measured in the same run (pure).
 
 Why: on a shared CI host or a lab board whose clock moves, two runs of an unchanged
-kernel can differ by tens of percent (benchmarks/README.md measured up to 2x between
-back-to-back runs under TCG), because the whole machine was faster or slower, not one
+kernel can differ by tens of percent (benchmarks/aa-stability-sensitivity.md measured up
+to 2x between back-to-back runs under TCG), because the whole machine was faster or slower, not one
 driver.  The throughput engine measures every driver of one comparison in the same rounds,
 next to each other (measure/plan.py), so whatever slowed the machine during a round slowed
 the reference driver too.  Dividing each sample of a driver by the reference's sample of

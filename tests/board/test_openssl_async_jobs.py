@@ -19,7 +19,8 @@ above 1 of that source.
 Needs the QEMU board with the test drivers:
 `pytest --hwcrypto-vm=qemu --hwcrypto-test-drivers tests/board/test_openssl_async_jobs.py -s`;
 on a kernel from before the change (Debian's 6.1.176, linux-image-6.1.0-50-amd64-unsigned
-and its headers unpacked: benchmarks/README.md (h)) add --hwcrypto-kernel/--hwcrypto-modules.
+and its headers unpacked: benchmarks/requests-in-flight.md) add
+--hwcrypto-kernel/--hwcrypto-modules.
 
 Seen (TCG, nice 19, 4 KiB, 2026-12-07): on 6.1.192 (6.1.0-57, load 4.3-6.1) io_submit took
 the whole request; -async_jobs 1/2/4/8 gave 8.8/8.5/8.1/8.5 req/s at 100 ms (-multi 1/4
@@ -28,7 +29,7 @@ io_submit returned in 0.3-5 ms of 200 and -async_jobs gave 8.8/16.8/35.0/35.7 an
 31.6/67.7/123.3/152.5 (-multi 8.8/35.8, 33.0/125.9). The suite at budget 112: 6.1.192
 -multi 4 4.31x, -async_jobs 4 0.95x, async-jobs-serialized naming the engine and
 virtio_crypto_aes_cbc (445 s inside the board); 6.1.176 4.30x and 3.98x, no finding (399 s).
-benchmarks/README.md (h) has the rest.
+benchmarks/requests-in-flight.md has the rest.
 """
 
 from __future__ import annotations

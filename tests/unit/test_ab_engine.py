@@ -37,7 +37,7 @@ MIB = 1024.0 * 1024.0
 
 class DriftingBoard:
     """A fake board: the machine's speed ramps and jumps between plateaus over time (as
-    measured here, benchmarks/README.md); kernel B's driver 'slow' is `drop` slower."""
+    measured here, benchmarks/ab-bisect.md); kernel B's driver 'slow' is `drop` slower."""
 
     def __init__(self, drop: float = 0.0, seed: int = 0, fail_on: int | None = None) -> None:
         self.drop = drop

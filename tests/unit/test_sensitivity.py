@@ -1,5 +1,6 @@
 """The detectable drop of a regression verdict: its properties, and its honesty against
-the runs recorded on the UML board (tests/data, benchmarks/README.md "(c) Sensitivity")."""
+the runs recorded on the UML board (tests/data, benchmarks/aa-stability-sensitivity.md,
+"(c) Sensitivity")."""
 
 from __future__ import annotations
 

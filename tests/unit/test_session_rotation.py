@@ -2,7 +2,7 @@
 
 A fake engine on a fake clock: every session of a driver is exactly as fast as the
 driver, except the ones told to be slow for as long as they live -- the kind of session
-seen on the QEMU board (benchmarks/README.md, "What puts a whole run off").
+seen on the QEMU board (benchmarks/session-offsets.md).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def test_with_35_samples_one_slow_session_of_the_default_count_leaves_the_interv
     """The median's 95 % interval of 35 samples starts at the 12th smallest: a slow session
     holding a third of them (3 sessions) drags it down, one holding a fifth does not. A
     wide interval is no false verdict, but it hid a 15 % drop at 4 KiB in 3 of 20 QEMU
-    trials with three sessions (benchmarks/README.md, the fifth run)."""
+    trials with three sessions (benchmarks/aa-stability-sensitivity.md, the fifth run)."""
     engine = Engine(Clock(), slow_sessions={(SLOW, 0)})
     plan = make_plan(targets(), (65536,), 12.0, max_samples=35, sessions=sessions)
     result = run_plan(plan, engine, clock=engine.clock, meter=CpuMeter())

@@ -1,6 +1,6 @@
 """Findings that need no rule: what the throughput suite records for every algorithm.
 
-Recorded, never failed on (README, "Reading the results"): the winner clearly slower than
+Recorded, never failed on (docs/results.md, "Reading the results"): the winner clearly slower than
 another driver, a hardware driver clearly slower than a software path, and where each
 hardware/software pair crosses over.  Hardware is compared with `generic`, and an offload
 engine also with `cpu-accel` (series.HW_SW_CLASS_PAIRS).
