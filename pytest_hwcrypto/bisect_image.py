@@ -50,12 +50,23 @@ def tree_image(tree: Path) -> Path:
 
 
 def check_image(
-    image: Path, tree: Path, build_started: float | None, good_side_b: str | None
+    image: Path,
+    tree: Path,
+    build_started: float | None,
+    good_side_b: str | None,
+    good_side_a: str | None = None,
 ) -> None:
     """Refuse `image` when the build just run (started at `build_started`, None: no build)
     did not make it. A missing image is left to the board's own check."""
     if not image.exists():
         return
+    if good_side_a and _same_file(image, Path(good_side_a)):
+        # side A is the good kernel every step is measured against: booting it as B
+        # compares it with itself, and a build writing it would change the yardstick
+        raise ImageRefused(
+            f"{image} is side A of --good, the good kernel: keep a copy of it outside the "
+            "tree for --good, and give --kernel with the image the build writes"
+        )
     if good_side_b and _same_file(image, Path(good_side_b)) and not _inside(image, tree):
         raise ImageRefused(
             f"{image} is side B of --good, kept outside the tree {tree}: every step would "

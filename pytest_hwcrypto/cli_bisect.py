@@ -133,7 +133,7 @@ def built_image(kernel: str | None, build_started: float | None, good: AbDocumen
     the build just run did not make it (bisect_image.py)."""
     tree = tree_root()
     image = Path(kernel) if kernel else tree_image(tree)
-    check_image(image, tree, build_started, good.sides["B"].kernel)
+    check_image(image, tree, build_started, good.sides["B"].kernel, good.sides["A"].kernel)
     return image
 
 

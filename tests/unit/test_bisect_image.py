@@ -110,6 +110,15 @@ def test_the_copy_that_is_side_b_of_good_is_refused_and_stops_the_bisection(
     assert booted == []
 
 
+def test_the_good_kernel_of_side_a_is_never_booted_as_the_step(
+    copied: dict[str, Path], booted: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    good_uml = copied["slow"].parent / "good.uml"
+    assert _bisect_run(copied, "--kernel", str(good_uml)) == cli_bisect.BISECT_ABORT
+    assert "is side A of --good" in capsys.readouterr().err
+    assert booted == []
+
+
 def test_an_image_older_than_the_build_step_is_refused(
     copied: dict[str, Path], booted: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
