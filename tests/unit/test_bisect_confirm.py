@@ -155,6 +155,28 @@ def test_a_good_file_in_which_nothing_was_measured_is_refused(
         cli_bisect_confirm.bisect_confirm(args)
 
 
+def test_an_image_the_build_did_not_rewrite_is_refused_with_128(
+    history: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a tree whose build writes nothing: its ./linux is the one left by an earlier build
+    import os
+
+    image = Path.cwd() / "linux"
+    image.write_text("an earlier build")
+    os.utime(image, (1_000_000_000, 1_000_000_000))
+    args = argparse.Namespace(
+        good=str(_good_file(tmp_path / "good.json")),
+        kernel=None,
+        commit=history[4],
+        pytest_args=["true"],
+        workdir=str(tmp_path / "steps"),
+    )
+    before = _git(Path.cwd(), "rev-parse", "HEAD")
+    assert cli_bisect_confirm.bisect_confirm(args) == 128
+    assert "before the build step began" in capsys.readouterr().err
+    assert _git(Path.cwd(), "rev-parse", "HEAD") == before  # the checkout put back
+
+
 def test_pairs_that_could_not_tell_are_never_called_alike() -> None:
     # the issue-48 case: the planted commit against its parent, -4.9 % [-7.3, -2.4]
     measured, line = cli_bisect_confirm.confirm_word(
