@@ -76,9 +76,12 @@ def check_image(
     if build_started is not None and image.stat().st_mtime < math.floor(build_started):
         written = time.strftime("%H:%M:%S", time.localtime(image.stat().st_mtime))
         began = time.strftime("%H:%M:%S", time.localtime(build_started))
+        # make leaves an image it finds up to date alone (UML's ./linux is a hard link to
+        # vmlinux, relinked only when an object changed): the message says how to go on.
         raise ImageRefused(
             f"{image} was written at {written}, before the build step began ({began}): "
-            "not what this commit built; give --kernel with the image the build writes"
+            "not what this commit built; give --kernel with the image the build writes, "
+            "or, if the build found it up to date, end the build command with `touch` on it"
         )
 
 
