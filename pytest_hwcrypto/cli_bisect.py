@@ -38,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "file whose side A is the good kernel) are clearly short of the midpoint of the "
         "drop it measured, 1 when clearly past it, 125 "
         "(skip) when the build fails, the board does not boot or the pairs cannot tell; "
-        "128 on a usage error, which stops the bisection. Works with "
+        "128 on a usage error, a --good with nothing measured, or an image the build did not "
+        "make, which stops the bisection. Works with "
         "`git bisect start --term-old fast --term-new slow`.",
     )
     parser.add_argument("--good", required=True, metavar="AB.json")
