@@ -17,6 +17,7 @@ from pathlib import Path
 from pytest_hwcrypto.ab.document import SIDES, AbDocument, AbFileError, Side, load_document
 from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
 from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, bisect_side, undecided
+from pytest_hwcrypto.bisect_image import ImageRefused, check_image, tree_image, tree_root
 from pytest_hwcrypto.cli_ab import AbUsageError, checked_board, report, sigterm_as_exit
 from pytest_hwcrypto.verdict.compare import parse_fraction
 from pytest_hwcrypto.verdict.paired import escalation_steps
@@ -37,17 +38,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "file whose side A is the good kernel) are clearly short of the midpoint of the "
         "drop it measured, 1 when clearly past it, 125 "
         "(skip) when the build fails, the board does not boot or the pairs cannot tell; "
-        "128 on a usage error, which stops the bisection. Works with "
+        "128 on a usage error, a --good with nothing measured, or an image the build did not "
+        "make, which stops the bisection. Works with "
         "`git bisect start --term-old fast --term-new slow`.",
     )
     parser.add_argument("--good", required=True, metavar="AB.json")
-    parser.add_argument(
-        "--kernel", help="the image the build makes (default: side B's kernel in --good)"
-    )
+    add_kernel_option(parser)
     parser.add_argument("--modules", help="its modules directory (default: side B's)")
     parser.add_argument("--max-drop", default=None, help="default: the one in --good")
     add_pairs_options(parser, "seconds per step at most", "one A/B file per commit")
     parser.set_defaults(func=cmd_bisect_run)
+
+
+def add_kernel_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kernel",
+        help="the image the build makes (default: the tree's ./linux, "
+        "arch/x86/boot/bzImage or arch/arm64/boot/Image, whichever one exists); "
+        "refused when older than the build step, or when it is --good's side B outside "
+        "the tree",
+    )
 
 
 def add_pairs_options(parser: argparse.ArgumentParser, budget: str, workdir: str) -> None:
@@ -71,18 +81,27 @@ def bisect_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         good = load_document(Path(args.good))
-        document = bisect_document(args, good)
+        refuse_unmeasured(good)
+        bisect_document(args, good, "")  # the options, checked before anything is built
     except (AbFileError, AbUsageError, ValueError) as error:
         sys.stderr.write(f"hwcrypto bisect-run: error: {error}\n")
         return BISECT_ABORT
     commit = commit_name()
+    build_started = None
     if args.pytest_args:
+        build_started = time.time()
         built = subprocess.run(args.pytest_args, check=False)
         if built.returncode != 0:
             sys.stderr.write(
                 f"hwcrypto bisect-run: {commit}: build failed (exit {built.returncode}): skip\n"
             )
             return BISECT_SKIP
+    try:
+        image = built_image(args.kernel, build_started, good)
+    except ImageRefused as error:
+        sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}\n")
+        return BISECT_ABORT
+    document = bisect_document(args, good, str(image))
     focus = focus_series(good)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -108,6 +127,25 @@ def bisect_run(args: argparse.Namespace) -> int:
         f"{time.monotonic() - started:.0f} s with the build)\n"
     )
     return code
+
+
+def built_image(kernel: str | None, build_started: float | None, good: AbDocument) -> Path:
+    """The image to boot: --kernel, or the one the build wrote in the tree; refused when
+    the build just run did not make it (bisect_image.py)."""
+    tree = tree_root()
+    image = Path(kernel) if kernel else tree_image(tree)
+    check_image(image, tree, build_started, good.sides["B"].kernel, good.sides["A"].kernel)
+    return image
+
+
+def refuse_unmeasured(good: AbDocument) -> None:
+    """A --good file without a series can never tell a step good or bad: every step would
+    be skipped, and `git bisect run` would build and boot every commit for nothing."""
+    if not good.verdict.get("series"):
+        raise AbUsageError(
+            "--good: nothing was measured in it (no series judged): rerun `hwcrypto ab` "
+            "with algorithms both kernels have"
+        )
 
 
 def measure_pairs(
@@ -160,16 +198,17 @@ def bisect_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> t
     sides = [step_side(v, focus) for v in judged]
     if "slow" in sides:
         return BISECT_BAD, "slow (bad): past the midpoint of the known drop"
+    unmeasured = set(focus) - {v.key for v in judged}
+    if unmeasured:
+        return BISECT_SKIP, f"skip: {len(unmeasured)} series --good found regressed not measured"
     if None in sides:
         return BISECT_SKIP, "skip: could not tell within the pairs"
     return BISECT_GOOD, "fast (good)"
 
 
-def bisect_document(args: argparse.Namespace, good: AbDocument) -> AbDocument:
+def bisect_document(args: argparse.Namespace, good: AbDocument, kernel: str) -> AbDocument:
+    """The pairs of one step: --good's side A against `kernel`, with --good's slice."""
     side_b = good.sides["B"]
-    kernel = args.kernel or side_b.kernel
-    if kernel is None:
-        raise AbUsageError("--kernel: the good file's side B names no kernel image")
     max_drop = parse_fraction(args.max_drop) if args.max_drop else good.max_drop
     if args.pairs is not None:
         steps = [args.pairs]

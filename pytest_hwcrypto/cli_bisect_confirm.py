@@ -21,9 +21,21 @@ from pathlib import Path
 from pytest_hwcrypto.ab.document import AbDocument, AbFileError, Side, load_document
 from pytest_hwcrypto.ab.engine import AbError
 from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict
+from pytest_hwcrypto.bisect_image import ImageRefused
 from pytest_hwcrypto.cli_ab import AbUsageError, report, sigterm_as_exit
-from pytest_hwcrypto.cli_bisect import add_pairs_options, focus_series, measure_pairs
-from pytest_hwcrypto.verdict.paired import escalation_steps
+from pytest_hwcrypto.cli_bisect import (
+    BISECT_ABORT,
+    add_kernel_option,
+    add_pairs_options,
+    built_image,
+    focus_series,
+    measure_pairs,
+    refuse_unmeasured,
+)
+from pytest_hwcrypto.verdict.paired import PairedVerdict, escalation_steps
+
+CONFIRMED, ALIKE, UNTOLD = "different", "alike", "could not tell"
+EXIT_CONFIRMED, EXIT_ALIKE, EXIT_UNTOLD = 0, 1, 3
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,16 +48,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(one, or several when skipped steps left git unsure; or --commit), checks out and "
         "builds each and its parent with BUILD_CMD, keeps every image, measures each "
         "candidate against its parent in pairs with --good's slice, oldest first, and "
-        "checks out what was there before. Exit 0 naming the first candidate whose series "
-        "--good found regressed regress from its parent (confirmed), 1 when none does, 2 "
-        "on a usage error or a failed build.",
+        "checks out what was there before. Each is said to be different (the series "
+        "--good found regressed regress from its parent), alike, or could not tell, with "
+        "the change and its interval; could not tell says what more pairs would cost, "
+        "and takes them within --budget. Exit 0 naming the first different one "
+        "(confirmed), 1 when every candidate measured alike, 3 when none was confirmed "
+        "and some could not tell, 2 on a usage error or a failed build, 128 when the image "
+        "to boot is not what the build made.",
     )
     confirm.add_argument("--good", required=True, metavar="AB.json")
     confirm.add_argument("--commit", help="default: what the bisection left as first bad")
-    confirm.add_argument(
-        "--kernel", help="the image the build makes (default: side B's kernel in --good)"
+    add_kernel_option(confirm)
+    add_pairs_options(
+        confirm,
+        "seconds per candidate at most; pairs past --max-pairs are taken within it when "
+        "they could not tell",
+        "images and A/B files",
     )
-    add_pairs_options(confirm, "seconds per candidate at most", "images and A/B files")
     confirm.set_defaults(func=cmd_bisect_confirm)
 
 
@@ -59,9 +78,7 @@ def bisect_confirm(args: argparse.Namespace) -> int:
         good = load_document(Path(args.good))
     except AbFileError as error:
         raise AbUsageError(str(error)) from None
-    image = args.kernel or good.sides["B"].kernel
-    if image is None:
-        raise AbUsageError("--kernel: the good file's side B names no kernel image")
+    refuse_unmeasured(good)
     if not args.pytest_args:
         raise AbUsageError("give the build command after --, e.g. -- make ARCH=um -j2 linux")
     if args.commit:
@@ -78,33 +95,53 @@ def bisect_confirm(args: argparse.Namespace) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     parents = {c: _git("rev-parse", "--verify", c + "^") for c in candidates}
     commits = list(dict.fromkeys([*parents.values(), *candidates]))  # each built once
-    images = build_images(commits, Path(image), workdir, args)
+    try:
+        images = build_images(commits, good, workdir, args)
+    except ImageRefused as error:
+        sys.stderr.write(f"hwcrypto bisect-confirm: error: {error}\n")
+        return BISECT_ABORT
     focus = focus_series(good)
+    untold = []
     for candidate in candidates:
-        confirmed, word = confirm_candidate(
+        measured, word = confirm_candidate(
             good, images[parents[candidate]], images[candidate], candidate, workdir, args, focus
         )
         sys.stderr.write(f"hwcrypto bisect-confirm: {candidate[:12]}: {word}\n")
-        if confirmed:
+        if measured == CONFIRMED:
             if len(candidates) > 1:
                 sys.stderr.write(f"hwcrypto bisect-confirm: {candidate} is the culprit\n")
-            return 0
-    return 1
+            return EXIT_CONFIRMED
+        if measured == UNTOLD:
+            untold.append(candidate[:12])
+    if untold:
+        sys.stderr.write(
+            f"hwcrypto bisect-confirm: no culprit confirmed; {', '.join(untold)} could not "
+            "be told from the parent: more pairs needed, none is named\n"
+        )
+        return EXIT_UNTOLD
+    return EXIT_ALIKE
 
 
 def build_images(
-    commits: list[str], image: Path, workdir: Path, args: argparse.Namespace
+    commits: list[str], good: AbDocument, workdir: Path, args: argparse.Namespace
 ) -> dict[str, Path]:
-    """Each commit checked out and built, its image kept as build-<commit>.img; the
-    checkout is put back to what it was, whatever happens."""
+    """Each commit checked out and built, the image that build wrote (--kernel, or the
+    tree's) kept as build-<commit>.img; the checkout is put back to what it was, whatever
+    happens. An image the build did not make raises ImageRefused."""
+    import time
+
     images: dict[str, Path] = {}
     before = _git("rev-parse", "HEAD")
     try:
         for commit in commits:
             _git("checkout", "-q", commit)
+            started = time.time()
             built = subprocess.run(args.pytest_args, check=False)
             if built.returncode != 0:
                 raise AbUsageError(f"building {commit[:12]} failed (exit {built.returncode})")
+            image = built_image(args.kernel, started, good)
+            if not image.is_file():
+                raise AbUsageError(f"building {commit[:12]} wrote no {image}")
             images[commit] = workdir / f"build-{commit[:12]}.img"
             shutil.copy2(image, images[commit])
     finally:
@@ -120,7 +157,10 @@ def confirm_candidate(
     workdir: Path,
     args: argparse.Namespace,
     focus: dict[SeriesKey, float],
-) -> tuple[bool, str]:
+) -> tuple[str, str]:
+    """The candidate against its parent: (CONFIRMED, ALIKE or UNTOLD, the line saying so).
+    When the pairs could not tell and --budget leaves room, more pairs are taken, doubling,
+    as long as the next look fits in it."""
     steps = [args.pairs] if args.pairs else escalation_steps(args.first_pairs, args.max_pairs)
     modules = good.sides["B"].modules
     document = AbDocument(
@@ -134,25 +174,73 @@ def confirm_candidate(
     )
     path = workdir / f"confirm-{commit[:12]}.json"
     path.unlink(missing_ok=True)
-    try:
-        outcome = measure_pairs(document, path, args.timeout, args.budget, focus)
-    except AbError as error:
-        raise AbUsageError(f"{commit[:12]}: {error}") from None
+    while True:
+        try:
+            outcome = measure_pairs(document, path, args.timeout, args.budget, focus)
+        except AbError as error:
+            raise AbUsageError(f"{commit[:12]}: {error}") from None
+        measured, word = confirm_word(outcome.verdicts, focus)
+        more = outcome.pairs  # the next look doubles the pairs
+        cost = more * seconds_per_pair(document)
+        spent = outcome.pairs * seconds_per_pair(document)
+        if measured != UNTOLD or args.budget is None or spent + cost > args.budget:
+            break
+        sys.stderr.write(
+            f"hwcrypto bisect-confirm: {commit[:12]}: could not tell in {outcome.pairs} "
+            f"pairs; {more} more (about {cost / 60:.0f} min) fit in --budget: taking them\n"
+        )
+        document.steps = [*document.steps, outcome.pairs + more]
     report(document, outcome, path, False, [])
-    return confirm_word(outcome.verdicts, focus)
+    if measured == UNTOLD:
+        word += "; " + more_pairs_line(outcome.pairs, seconds_per_pair(document), args.budget)
+    return measured, word
 
 
-def confirm_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> tuple[bool, str]:
-    """Confirmed when every series --good found regressed also regressed from the culprit's
-    parent to the culprit (without a focus: any series did)."""
-    from pytest_hwcrypto.verdict.paired import PairedVerdict
+def seconds_per_pair(document: AbDocument) -> float:
+    done = document.complete_pairs
+    return sum(pair.wall_seconds for pair in done) / len(done) if done else 0.0
 
+
+def more_pairs_line(pairs: int, per_pair: float, budget: float | None) -> str:
+    """What telling would cost: the next look, as many pairs again."""
+    more = max(pairs, 1)
+    cost = more * per_pair
+    why = f"past --budget {budget:.0f} s; " if budget is not None else ""
+    return (
+        f"{why}{more} more pairs would take about {cost / 60:.0f} min ({per_pair:.0f} s a "
+        f"pair): rerun with --max-pairs {pairs + more} or --budget {(pairs + more) * per_pair:.0f}"
+    )
+
+
+def confirm_word(judged: list[SeriesVerdict], focus: dict[SeriesKey, float]) -> tuple[str, str]:
+    """What the candidate against its parent measured: CONFIRMED when every series --good
+    found regressed regressed again (without a focus: any series did), ALIKE when each
+    was the same or faster, UNTOLD otherwise -- never "alike" when the pairs could not
+    tell. The line gives each series' change and its interval."""
     wanted = [v for v in judged if v.key in focus] if focus else judged
-    regressed = [v for v in wanted if v.comparison.verdict is PairedVerdict.REGRESSED]
-    if wanted and (len(regressed) == len(wanted) if focus else regressed):
-        changes = ", ".join(f"{v.comparison.change * 100:+.1f}%" for v in regressed)
-        return True, f"confirmed: it slows what --good found slower ({changes})"
-    return False, "not confirmed: the culprit's parent and the culprit measured alike"
+    words = [v.comparison.verdict for v in wanted]
+    figures = ", ".join(_figures(v) for v in wanted) or "nothing measured"
+    regressed = words.count(PairedVerdict.REGRESSED)
+    missing = bool(focus) and len(wanted) < len(focus)
+    if wanted and not missing and (regressed == len(wanted) if focus else regressed):
+        return CONFIRMED, f"confirmed: different, it slows what --good found slower ({figures})"
+    if (
+        wanted
+        and not missing
+        and all(w in (PairedVerdict.SAME, PairedVerdict.IMPROVED) for w in words)
+    ):
+        return ALIKE, f"not confirmed: the parent and the candidate measured alike ({figures})"
+    return UNTOLD, f"could not tell whether it differs from its parent ({figures})"
+
+
+def _figures(verdict: SeriesVerdict) -> str:
+    c = verdict.comparison
+    algorithm, driver = verdict.key[1], verdict.key[5]
+    return (
+        f"{algorithm} {driver} {c.change * 100:+.1f}% "
+        f"[{c.change_low * 100:+.1f}, {c.change_high * 100:+.1f}] in {c.pairs} pairs: "
+        f"{c.verdict.value}"
+    )
 
 
 def bisection_candidates() -> list[str]:

@@ -14,6 +14,8 @@ on a real 6.1 tree, a driver slowed in its C source, is benchmarks/ab_bisect_exa
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,8 +87,6 @@ def _hwcrypto(tree: Path, *argv: str, env: dict[str, str]) -> subprocess.Complet
 def test_bisect_finds_and_confirms_the_commit_that_slowed_cbc_aes(
     uml_board: UmlBoard, tmp_path: Path
 ) -> None:
-    import os
-
     modules = uml_board.modules_dir()
     assert modules is not None, "Debian's UML kernel ships its modules"
     env = {**os.environ, "UML": str(uml_board.kernel)}
@@ -100,9 +100,12 @@ def test_bisect_finds_and_confirms_the_commit_that_slowed_cbc_aes(
     (tree / "linux").rename(good_image)
     _git(tree, "checkout", "-q", last)
     subprocess.run(build, cwd=tree, env=env, check=True)
+    # the copied-images workflow of issue 48: both images kept as copies outside the tree
+    slow_image = tmp_path / "slow.img"
+    shutil.copy2(tree / "linux", slow_image)
     good = tmp_path / "ab-good-slow.json"
     ab = _hwcrypto(
-        tree, "ab", "--kernel", str(good_image), "--kernel", str(tree / "linux"),
+        tree, "ab", "--kernel", str(good_image), "--kernel", str(slow_image),
         "--modules", str(modules), "--modules", str(modules), "--algorithm", "cbc(aes)",
         "--block-sizes", "65536", "--slice-seconds", "0.5", "--by-name", *PAIRS,
         "--out", str(good), env=env,
@@ -112,6 +115,24 @@ def test_bisect_finds_and_confirms_the_commit_that_slowed_cbc_aes(
     assert [s["verdict"] for s in series if s["driver"] == "(by name)"] == ["regressed"]
 
     _git(tree, "bisect", "start", "--term-old", "fast", "--term-new", "slow", last, base)
+    started = _git(tree, "bisect", "log")
+    # booting the copy that is side B of --good would measure slow.img at every step: refused
+    # with 128, which stops `git bisect run` before any commit is marked
+    copy = subprocess.run(
+        ["git", "bisect", "run", sys.executable, "-m", "pytest_hwcrypto.cli", "bisect-run",
+         "--good", str(good), "--kernel", str(slow_image), "--", *build],
+        cwd=tree, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert copy.returncode != 0, copy.stdout + copy.stderr
+    assert "is side B of --good, kept outside the tree" in copy.stderr, copy.stderr
+    assert _git(tree, "bisect", "log") == started  # no commit marked
+    # an image the build did not rewrite (here: a build that writes nothing) is refused too
+    os.utime(tree / "linux", (1_000_000_000, 1_000_000_000))
+    stale = _hwcrypto(tree, "bisect-run", "--good", str(good), "--", "true", env=env)
+    assert stale.returncode == 128, stale.stderr
+    assert "before the build step began" in stale.stderr, stale.stderr
+
+    # without --kernel each step boots the image its build wrote in the tree, ./linux
     run = subprocess.run(
         ["git", "bisect", "run", sys.executable, "-m", "pytest_hwcrypto.cli", "bisect-run",
          "--good", str(good), *STEP_PAIRS, "--workdir", str(tmp_path / "steps"), "--", *build],

@@ -80,6 +80,15 @@ def test_bisect_against_the_midpoint_of_the_known_drop(low: float, high: float, 
     assert cli_bisect.bisect_word([step], {KEY: -0.20})[0] == code
 
 
+def test_a_step_that_did_not_measure_a_series_of_good_is_skipped_not_called_fast() -> None:
+    # the series measured is clearly short of the midpoint; the other one was not measured
+    # at all (its driver missing in this build): the step cannot be sure
+    other = (*KEY[:5], "cbc(aes-fixed-time)")
+    step = verdict(PairedVerdict.SAME, -0.02, +0.02)
+    code, word = cli_bisect.bisect_word([step], {KEY: -0.20, other: -0.20})
+    assert code == cli_bisect.BISECT_SKIP and "not measured" in word
+
+
 def test_only_the_series_that_regressed_in_good_are_bisected(tmp_path: Path) -> None:
     from pytest_hwcrypto.ab.document import load_document
 
@@ -94,21 +103,24 @@ def test_a_failed_build_is_skip(tmp_path: Path) -> None:
 
 
 def test_a_usage_error_stops_the_bisection(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     missing = tmp_path / "none.json"
     assert cli.main(["bisect-run", "--good", str(missing), "--", "true"]) == 128
     assert f"{missing}: cannot read" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)  # a "tree" where the build wrote no image
     no_image = good_file(tmp_path, None)
     assert cli.main(["bisect-run", "--good", str(no_image), "--", "true"]) == 128
-    assert "names no kernel image" in capsys.readouterr().err
+    assert "no kernel image" in capsys.readouterr().err
 
 
 def test_a_kernel_that_does_not_exist_after_the_build_is_skip(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = good_file(tmp_path, str(tmp_path / "never-built"))
-    code = cli.main(["bisect-run", "--good", str(good), "--workdir", str(tmp_path / "w")])
+    never = str(tmp_path / "never-built")
+    good = good_file(tmp_path, never)
+    argv = ["bisect-run", "--good", str(good), "--kernel", never, "--workdir", str(tmp_path / "w")]
+    code = cli.main(argv)
     assert code == cli_bisect.BISECT_SKIP
     assert "does not exist: skip" in capsys.readouterr().err
 
