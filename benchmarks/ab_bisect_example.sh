@@ -12,7 +12,10 @@
 # It makes TREE's crypto/ directory a git repository (only crypto/ is tracked, so a
 # checkout rebuilds seconds of objects), commits 32 changes on top of the tree as it is --
 # 31 harmless (a comment in a crypto source file compiled into the kernel) and one, at a
-# position drawn from TRIAL, that adds work to aes-generic's block function -- then:
+# position drawn from TRIAL, that adds work to aes-generic's block function (PLANT=aes-generic,
+# the default; SLOW_ROUNDS spins per block) or to every skcipher's walk (PLANT=skcipher:
+# SKCIPHER_SPIN spins per 64 bytes in skcipher_walk_done: 8 took aes-generic -8.5 % at 64 KiB
+# on UML, benchmarks/ab-bisect.md; issue 48's small-drop bisection) -- then:
 # builds the good (first) and slow (last) kernels, `hwcrypto ab` between them, and
 # `git bisect run hwcrypto bisect-run` over the 32 commits, and `hwcrypto bisect-confirm`
 # (the culprit's parent against the culprit, in pairs; each candidate when skipped steps
@@ -28,6 +31,10 @@ TRIAL=${3:-0}
 HWCRYPTO=${HWCRYPTO:-hwcrypto}
 COMMITS=32
 SLOW_ROUNDS=${SLOW_ROUNDS:-60}
+PLANT=${PLANT:-aes-generic}
+SKCIPHER_SPIN=${SKCIPHER_SPIN:-6}
+ALGORITHM=${ALGORITHM:-cbc(aes)}
+case "$PLANT" in aes-generic|skcipher) ;; *) echo "PLANT must be aes-generic or skcipher" >&2; exit 2;; esac
 mkdir -p "$WORK"
 cd "$TREE"
 export GIT_AUTHOR_NAME=hwcrypto GIT_AUTHOR_EMAIL=hwcrypto@localhost
@@ -49,7 +56,22 @@ find crypto \( -name '*.[ch]' -o -name Makefile -o -name Kconfig \) -print0 | xa
 git commit -q -m "base: crypto/ as built"
 BASE=$(git rev-parse HEAD)
 for i in $(seq 1 $COMMITS); do
-  if [ "$i" -eq "$CULPRIT" ]; then
+  if [ "$i" -eq "$CULPRIT" ] && [ "$PLANT" = skcipher ]; then
+    # a real code change that slows every skcipher alike: work per byte in the walk that
+    # every template (ecb, cbc, xts, ctr) steps through
+    python3 - "$SKCIPHER_SPIN" <<'EOF'
+import sys
+from pathlib import Path
+path = Path("crypto/skcipher.c")
+text = path.read_text()
+anchor = "\t\tnbytes = walk->total - n;\n\t}\n"
+at = text.index(anchor) + len(anchor)
+spin = ("\t{\n\t\tvolatile unsigned long sink = 0;\n\t\tunsigned long k;\n\n"
+        f"\t\tfor (k = 0; k < (unsigned long)n * {sys.argv[1]} / 64; k++)\n\t\t\tsink += k;\n\t}}\n")
+path.write_text(text[:at] + spin + text[at:])
+EOF
+    git commit -q -am "crypto: skcipher: change $i"
+  elif [ "$i" -eq "$CULPRIT" ]; then
     # a real code change that slows one driver: extra work in aes-generic's block function
     python3 - "$SLOW_ROUNDS" <<'EOF'
 import sys
@@ -81,7 +103,7 @@ rm -f "$WORK/ab-good-slow.json"
 # --alpha 0.05 (the trials of benchmarks/ab-bisect.md ran so; the default is 0.01): the
 # bisection takes its level from this file, and a step only sorts a commit between two
 # levels already known apart -- bisect-confirm measures the answer again.
-$HWCRYPTO ab --kernel "$WORK/good.uml" --kernel "$TREE/linux" --algorithm 'cbc(aes)' \
+$HWCRYPTO ab --kernel "$WORK/good.uml" --kernel "$TREE/linux" --algorithm "$ALGORITHM" \
   --block-sizes 65536 --first-pairs 8 --max-pairs 16 --max-drop 5% --alpha 0.05 \
   --out "$WORK/ab-good-slow.json" > "$WORK/ab-good-slow.txt" 2>&1 || true
 ab_seconds=$(( $(date +%s) - started ))
@@ -109,7 +131,7 @@ git bisect reset -q >/dev/null 2>&1 || true
 git checkout -q "$BASE"   # the tree as it came: the next trial starts from it again
 python3 - "$WORK/bisect-trials.jsonl" <<EOF
 import json, sys
-entry = {"trial": $TRIAL, "planted": "$PLANTED", "position": $CULPRIT, "found": "$FOUND",
+entry = {"trial": $TRIAL, "plant": "$PLANT", "planted": "$PLANTED", "position": $CULPRIT, "found": "$FOUND",
          "bisected": "$BISECTED",
          "right": "$FOUND" == "$PLANTED", "steps": int("${STEPS:-0}" or 0),
          "confirmed": "$CONFIRMED" == "true", "confirm_seconds": $confirm_seconds,
