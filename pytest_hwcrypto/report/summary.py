@@ -47,7 +47,9 @@ MEANING: dict[str, str] = {
     # worded by the classes involved: see _loses_meaning
     FindingKind.HW_LOSES_TO_SW: "a driver is slower than a path it should beat at some sizes",
     FindingKind.WINNER_NOT_FASTEST: "the driver the kernel hands out is not the fastest one",
-    FindingKind.CROSSOVER: "the block size from which hardware keeps up with software",
+    # worded by the classes involved where known: see _crossover_meaning
+    FindingKind.CROSSOVER: "the block size from which a driver keeps up with the one it is "
+    "compared with",
     FindingKind.REGRESSION: "slower than the baseline run beyond the allowed drop",
     FindingKind.BELOW_FLOOR: "slower than the floor the board profile sets",
     FindingKind.DRIVER_MISSING: "a driver the board profile expects is not registered",
@@ -334,7 +336,23 @@ def _finding_texts(
 def _meaning(kind: str, members: Sequence[Finding], classes: Mapping[str, str]) -> str:
     if kind == FindingKind.HW_LOSES_TO_SW:
         return _loses_meaning(members, classes)
+    if kind == FindingKind.CROSSOVER:
+        return _crossover_meaning(members, classes)
     return MEANING.get(kind, "")
+
+
+def _crossover_meaning(members: Sequence[Finding], classes: Mapping[str, str]) -> str:
+    """The openssl suite's crossovers are a kernel path against OpenSSL's own code; the
+    others name their drivers' classes in their own lines."""
+    phrases: dict[str, None] = {}
+    for finding in members:
+        driver = finding.extra.get("driver")
+        if finding.extra.get("source") in _OPENSSL_SOURCES and isinstance(driver, str):
+            path = kernel_path_words(_text_or_none(classes.get(driver)))
+            phrases[f"the block size from which {path} keeps up with {OPENSSL_OWN_CODE}"] = None
+        else:
+            phrases[MEANING[FindingKind.CROSSOVER]] = None
+    return "; ".join(phrases)
 
 
 def _loses_meaning(members: Sequence[Finding], classes: Mapping[str, str]) -> str:

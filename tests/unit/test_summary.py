@@ -209,3 +209,27 @@ def test_single_driver_series_are_counted_and_listed_with_verbose(qemu: Results)
     assert "52 series measured on one driver only (-v lists them)" in lines
     verbose = texts(qemu, width=200, verbosity=1)
     assert sum(line.startswith("tcrypt ") for line in verbose) == 52
+
+
+def test_a_generic_driver_keeping_up_with_openssl_is_not_called_hardware(uml: Results) -> None:
+    """The openssl suite's crossover for cbc(aes-generic) against OpenSSL's software."""
+    crossover = Finding(
+        "crossover",
+        "aes-128-cbc",
+        "aes-128-cbc [openssl -engine afalg -> cbc(aes-generic)]: keeps up with OpenSSL's "
+        "software from 16384 B on",
+        {"driver": "cbc(aes-generic)", "block_size": 16384, "source": "openssl"},
+    )
+    results = Results(
+        kernel=uml.kernel,
+        inventory=uml.inventory,
+        measurements=uml.measurements,
+        findings=[crossover],
+    )
+    lines = texts(results, width=None)
+    meaning = lines[lines.index("findings (1):") + 1]
+    assert meaning == (
+        "crossover (1): the block size from which the kernel path (generic C) keeps up with "
+        "OpenSSL's own code"
+    )
+    assert not any("hardware" in line for line in lines)
