@@ -1,13 +1,17 @@
 """The `hwcrypto` command: inventory, virtual boards, comparisons and measurements.
 
 Each subcommand is one small function registered in `_SUBCOMMANDS`; user mistakes end
-with one line on stderr and exit code 2, never a traceback.
+with one line on stderr and exit code 2, never a traceback. When the reader of the output
+goes away (`hwcrypto parse ... | head -1`), the command ends quietly with exit code 141,
+as a tool that SIGPIPE ended does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +24,8 @@ from pytest_hwcrypto.settings import SettingError
 from pytest_hwcrypto.vocabulary import RESULTS_SCHEMA
 
 EXIT_USAGE = 2
+# 128 + SIGPIPE: what a shell reports for `yes | head -1`'s yes.
+EXIT_CLOSED_PIPE = 141
 
 
 class CliError(Exception):
@@ -435,6 +441,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            return _run(argv)
+        finally:
+            # Output left in the buffer would fail at exit, past any handler: flush it here.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # a pipe of our own (a board's, a tool's) broke: that is a real error
+        _discard_stdout()
+        return EXIT_CLOSED_PIPE
+    except SystemExit:
+        # argparse's --help swallows a failed write itself; end it as every command ends.
+        if _stdout_reader_gone():
+            _discard_stdout()
+            return EXIT_CLOSED_PIPE
+        raise
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after "--" belongs to pytest inside a board (`hwcrypto vm uml -- -k aes`).
@@ -453,6 +479,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("hwcrypto: interrupted\n")
         return 130
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe or socket nobody reads any more (Linux flags its write end
+    with POLLERR once the last reader has closed)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a test's capture, or closed
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's own flush at exit cannot fail and
+    print "Exception ignored ... BrokenPipeError" after we have ended quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,10 @@ BOARD_KIND_ENV = "HWCRYPTO_BOARD_KIND"
 # Set by the outer session for the inner one: {board path: host path} of the result files
 # it copies out, so the inner session's summary names the files the caller will find.
 HOST_PATHS_ENV = "HWCRYPTO_BOARD_HOST_PATHS"
+# Set by the outer session for the inner one when its own output is not a terminal (a CI
+# log): the board's console is a terminal, but what the inner session prints ends up in
+# that log, which has no width (report/summary.py then wraps and leaves out nothing).
+NO_TERMINAL_ENV = "HWCRYPTO_BOARD_OUTPUT_NOT_A_TERMINAL"
 # Set likewise when asked to load the test-only drivers (pytest_hwcrypto/kmod): how the insmod went,
 # and where the module is, so a test can reload it with other load-time parameters.
 TEST_DRIVERS_STATE_ENV = "HWCRYPTO_BOARD_TEST_DRIVERS"

@@ -24,7 +24,14 @@ from pytest_hwcrypto.kernel.classify import is_offload
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
 from pytest_hwcrypto.model.results import Results
 from pytest_hwcrypto.report.recorder import WORKER_OUTPUT_KEY
-from pytest_hwcrypto.run import BOARD_KIND_ENV, LAVA_HELPER, HwcryptoRun, host_path, inside_board
+from pytest_hwcrypto.run import (
+    BOARD_KIND_ENV,
+    LAVA_HELPER,
+    NO_TERMINAL_ENV,
+    HwcryptoRun,
+    host_path,
+    inside_board,
+)
 from pytest_hwcrypto.vocabulary import Suite
 
 if TYPE_CHECKING:
@@ -107,7 +114,7 @@ def terminal_summary(
 
     context = Context(
         verbosity=config.getoption("verbose"),
-        width=config.get_terminal_writer().fullwidth,
+        width=summary_width(config),
         json_path=host_path(run.options.json) if run.options.json else None,
         board=os.environ.get(BOARD_KIND_ENV, "host"),
         profile=str(run.profile.path) if run.profile else None,
@@ -117,6 +124,20 @@ def terminal_summary(
         reporter.write_sep("=", TITLE)
     for line in lines:
         reporter.write_line(line.text, **line.markup)
+
+
+def summary_width(config: pytest.Config) -> int | None:
+    """The terminal's width, or None when the output is no terminal (a CI log through a
+    pipe, or a board session whose caller writes to one): nothing is then wrapped or left
+    out. COLUMNS set by hand (or by the outer session for a board) counts as a terminal."""
+    writer = config.get_terminal_writer()
+    if os.environ.get("COLUMNS", "").strip().isdigit():
+        return writer.fullwidth
+    if os.environ.get(NO_TERMINAL_ENV):
+        return None
+    stream = getattr(writer, "_file", sys.stdout)  # pytest keeps the stream it writes to here
+    isatty = getattr(stream, "isatty", None)
+    return writer.fullwidth if isatty is not None and isatty() else None
 
 
 # How many measurements this process had recorded when a test started (its JUnit properties

@@ -6,7 +6,8 @@ without an engine (OpenSSL's software, the path a user gets by default) and with
 name for its own runs (kernel/rerank.py). Samples of all paths interleave in rounds, within
 --hwcrypto-budget. A run without -evp or -elapsed is never taken (see
 measure/openssl_engine.py). Findings: `hw-loses-to-sw` where a kernel driver through the
-engine is clearly slower than OpenSSL's software (on a machine whose CPU has AES
+engine is clearly slower than OpenSSL's software, worded by the driver's class ("the
+kernel path (generic C) loses to OpenSSL's own code"; on a machine whose CPU has AES
 instructions in userspace that is the normal outcome, and worth knowing), `crossover`
 from where it keeps up, and `winner-not-fastest` among the kernel drivers.
 
@@ -60,6 +61,7 @@ from pytest_hwcrypto.verdict.rules import (
     judged_async_jobs,
     needs_concurrency_findings,
     winner_not_fastest_findings,
+    wording,
 )
 from pytest_hwcrypto.vocabulary import DriverClass, FindingKind, Source
 
@@ -182,6 +184,9 @@ def engine_findings(
 
     findings: list[Finding] = []
     drivers = sorted({m.driver for m in measured if m.driver not in (SOFTWARE, None)})
+    # what each kernel driver is (hardware, CPU-accelerated, generic C), for the wording
+    classes = {item.driver: item.driver_class for item in inventory if item.driver}
+    classes |= {m.driver: m.driver_class for m in measured if m.driver and m.driver_class}
     # per level of requests in flight, software at the same level: never two levels pooled
     for level in sorted({m.level for m in measured}):
         software = Results(measurements=of(SOFTWARE, level))
@@ -194,17 +199,19 @@ def engine_findings(
             where = f"{CIPHER} [openssl -engine afalg{way}{depth} -> {driver}]"
             if losing:
                 worst = min(losing, key=lambda c: c.ratio)
-                findings.append(
-                    Finding(
-                        FindingKind.HW_LOSES_TO_SW,
-                        CIPHER,
-                        f"{where}: slower than OpenSSL's own software at {len(losing)} of "
-                        f"{len(outcome.comparisons)} block sizes, down to {worst.ratio:.2g}x "
-                        f"at {worst.block_size} B ({format_mib_s(worst.current)} vs "
-                        f"{format_mib_s(worst.baseline)} MiB/s)",
-                        {"driver": driver} | extra,
-                    )
+                driver_class = classes.get(driver)
+                detail = wording.openssl_loses_words(
+                    where,
+                    driver_class,
+                    len(losing),
+                    len(outcome.comparisons),
+                    worst.ratio,
+                    worst.block_size,
+                    format_mib_s(worst.current),
+                    format_mib_s(worst.baseline),
                 )
+                found = {"driver": driver, "driver_class": driver_class} | extra
+                findings.append(Finding(FindingKind.HW_LOSES_TO_SW, CIPHER, detail, found))
             size = outcome.crossover.get(CIPHER)
             if size is not None and losing:
                 findings.append(

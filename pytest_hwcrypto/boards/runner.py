@@ -34,7 +34,7 @@ from pytest_hwcrypto.boards.inner_pytest import (
     make_board,
     pytest_command,
 )
-from pytest_hwcrypto.run import HOST_PATHS_ENV, HwcryptoRun, lava_on
+from pytest_hwcrypto.run import HOST_PATHS_ENV, NO_TERMINAL_ENV, HwcryptoRun, lava_on
 
 EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
 EXIT_TESTS_FAILED = 1
@@ -146,9 +146,13 @@ def _lava_option(run: HwcryptoRun, args: list[str]) -> list[str]:
 
 def _terminal_width(stream: TextIO) -> dict[str, str]:
     """COLUMNS for the inner session: the board's console is a pty of its own size, and
-    the summary should fit the caller's terminal (pytest reads COLUMNS)."""
-    if "COLUMNS" in os.environ or not stream.isatty():
+    the summary should fit the caller's terminal (pytest reads COLUMNS); or, when the
+    caller's output is not a terminal, word that it has no width at all. A COLUMNS of the
+    caller's own passes through and counts, as it does outside a board."""
+    if "COLUMNS" in os.environ:
         return {}
+    if not stream.isatty():
+        return {NO_TERMINAL_ENV: "1"}
     return {"COLUMNS": str(shutil.get_terminal_size().columns)}
 
 

@@ -130,3 +130,25 @@ def test_algorithm_choice_reaches_the_suites_inside_the_board(tmp_path: Path, so
     }
     assert algorithms == {"cbc(aes)", "sha256"}, done.stdout
     assert f"only algorithms cbc(aes), sha256 ({source})" in done.stdout
+
+
+LONG_FINDING = (
+    "cbc(aes) [afalg, 128-bit key, encrypt]: offload cbc-aes-engine is slower than generic "
+    "cbc(aes-generic) at 16, 64, 256, 1024, 4096 B (0.22x at 256 B)"
+)
+
+
+def test_a_log_through_a_pipe_gets_the_board_sessions_findings_whole(tmp_path: Path) -> None:
+    """The session inside the board prints the summary on the board's console, a terminal
+    of its own; the caller's output is a pipe (a CI log), so no finding may be wrapped."""
+    (tmp_path / "test_long.py").write_text(
+        "from pytest_hwcrypto.model.results import Finding\n"
+        "def test_long(hwcrypto_results):\n"
+        f"    finding = Finding('hw-loses-to-sw', 'cbc(aes)', {LONG_FINDING!r})\n"
+        "    hwcrypto_results.add_finding(finding)\n"
+    )
+    env = {name: value for name, value in os.environ.items() if name != "COLUMNS"}
+    done = _pytest(tmp_path, "--hwcrypto", "--hwcrypto-vm=uml", "test_long.py", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    compact = LONG_FINDING.replace("[afalg, 128-bit key, encrypt]", "[afalg 128 encrypt]")
+    assert f"  {compact}" in done.stdout.splitlines(), done.stdout

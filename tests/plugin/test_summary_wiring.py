@@ -3,7 +3,13 @@ and under pytest-xdist once for all workers together."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+
+from pytest_hwcrypto.run import NO_TERMINAL_ENV
 
 pytest_plugins = ["pytester"]
 
@@ -39,7 +45,10 @@ def test_engine(hwcrypto_results):
 
 
 @pytest.fixture
-def recording(pytester: pytest.Pytester) -> pytest.Pytester:
+def recording(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # No terminal and no COLUMNS (pytest-xdist sets it in its workers): the summary has no
+    # width and lines read whole, whatever the host's kernel release makes their length.
+    monkeypatch.delenv("COLUMNS", raising=False)
     pytester.makepyfile(test_recording=RECORDING_TESTS)
     return pytester
 
@@ -60,7 +69,7 @@ def test_summary_after_the_tests_with_table_findings_and_json(recording: pytest.
             " cbc-aes-engine * offload * 0.1 * 400 * 2.22x * 64K * faster from 64K B on",
             " cbc(aes-generic) * generic * 0.3 * 180",
             "findings (1):",
-            "hw-loses-to-sw (1): a hardware driver is slower than software at some sizes",
+            "hw-loses-to-sw (1): a driver is slower than a path it should beat (at some sizes)",
             "  cbc(aes) [afalg 128 encrypt]: offload cbc-aes-engine is slower at 16 B",
             f"results JSON: {recording.path / 'out' / 'results.json'}",
             "*= 2 passed*",
@@ -88,15 +97,58 @@ def test_colour_follows_the_color_option(recording: pytest.Pytester) -> None:
     assert finding_kind.startswith("\x1b[33m")  # yellow: a finding that asks for attention
 
 
+LONG_FINDING = (
+    "cbc(aes) [afalg, 128-bit key, encrypt]: offload cbc-aes-engine is slower than generic "
+    "cbc(aes-generic) at 16, 64, 256, 1024, 4096 B (0.22x at 256 B)"
+)
+
+
+@pytest.fixture
+def long_finding(recording: pytest.Pytester) -> pytest.Pytester:
+    recording.makepyfile(
+        test_long=f"""
+from pytest_hwcrypto.model.results import Finding
+
+def test_long(hwcrypto_results):
+    hwcrypto_results.add_finding(Finding("hw-loses-to-sw", "cbc(aes)", {LONG_FINDING!r}))
+"""
+    )
+    return recording
+
+
 def test_width_follows_the_terminal(
-    recording: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    long_finding: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "50")
-    result = recording.runpytest("--hwcrypto", "test_recording.py", "-p", "no:xdist")
-    finding = next(
-        line for line in result.outlines if line.startswith("  cbc(aes) [afalg 128 encrypt]: ")
+    result = long_finding.runpytest("--hwcrypto", "test_recording.py", "test_long.py")
+    starts = [i for i, line in enumerate(result.outlines) if line.startswith("  cbc(aes) [")]
+    start = starts[-1]  # the long one: findings are sorted by their detail
+    wrapped = result.outlines[start : start + 4]
+    assert all(len(line) <= 50 for line in wrapped)
+    assert [line.startswith("      ") for line in wrapped] == [False, True, True, True]
+    assert wrapped[-1].endswith("(0.22x at 256 B)")
+
+
+def test_a_log_through_a_pipe_gets_every_finding_whole_on_one_line(
+    long_finding: pytest.Pytester,
+) -> None:
+    """No terminal, no width: a CI log keeps each finding on one line, nothing cut."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", NO_TERMINAL_ENV)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--hwcrypto", "test_recording.py", "test_long.py"],
+        cwd=long_finding.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        timeout=300,
+        check=False,
     )
-    assert len(finding) == 50 and finding.endswith("…")
+    assert done.returncode == 0, done.stdout
+    compact = LONG_FINDING.replace("[afalg, 128-bit key, encrypt]", "[afalg 128 encrypt]")
+    assert f"  {compact}" in done.stdout.splitlines()
+    assert "…" not in done.stdout
 
 
 def test_under_xdist_one_summary_of_every_worker(recording: pytest.Pytester) -> None:

@@ -53,3 +53,26 @@ def test_a_loss_in_flight_names_its_level_and_its_way() -> None:
     assert "[openssl -engine afalg -async_jobs N=4 -> engine]" in losing[0].detail
     assert losing[0].extra["concurrency"] == 4
     assert losing[0].extra["source"] == "openssl-async-jobs"
+
+
+def test_a_generic_driver_losing_to_openssl_is_called_generic_c_never_hardware() -> None:
+    """cbc(aes-generic) through the afalg engine against OpenSSL's software: the kernel
+    path is generic C code, and the finding says what lost to what."""
+    inventory = inventory_items(
+        [{"name": "cbc(aes)", "driver": "cbc(aes-generic)", "priority": 100, "class": "generic"}]
+    )
+    measured = [at("openssl", "openssl", 1, 400.0), at("openssl", "cbc(aes-generic)", 1, 100.0)]
+    (losing,) = [f for f in engine_findings(measured, inventory) if f.kind == "hw-loses-to-sw"]
+    assert losing.detail.startswith(
+        "aes-128-cbc [openssl -engine afalg -> cbc(aes-generic)]: the kernel path (generic C) "
+        "loses to OpenSSL's own code at 1 of 1 block sizes, down to 0.25x at 4096 B "
+        "(100 vs 400 MiB/s)"
+    )
+    assert "hardware" not in losing.detail
+    assert losing.extra["driver_class"] == "generic"
+
+
+def test_an_offload_driver_losing_to_openssl_is_called_hardware() -> None:
+    measured = [at("openssl", "openssl", 1, 100.0), at("openssl", "engine", 1, 50.0)]
+    (losing,) = [f for f in engine_findings(measured, INVENTORY) if f.kind == "hw-loses-to-sw"]
+    assert "the kernel path (hardware) loses to OpenSSL's own code" in losing.detail
