@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pytest_hwcrypto.ab.engine import nothing_to_measure
 from pytest_hwcrypto.ab.slice import SliceSpec, slice_targets
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
@@ -90,3 +92,21 @@ def test_a_kernel_without_any_path_algorithm_is_told_to_name_one() -> None:
     asked = nothing_to_measure(SliceSpec(seconds=1.0, block_sizes=(4096,), algorithms=("sm4",)))
     assert asked == "no driver of sm4 on this kernel"
     assert "two drivers" not in default + asked
+
+
+def test_a_profile_chooses_its_rules_then_its_expected_drivers_algorithms(tmp_path: Path) -> None:
+    from pytest_hwcrypto.cli_ab import AbUsageError, profile_algorithms
+
+    profile = tmp_path / "board.toml"
+    profile.write_text(
+        '[board]\nname = "b"\n'
+        '[[rule]]\nname = "r"\ntype = "floor"\nalgorithm = "xts(aes)"\nmin_mib_s = 5\n'
+        '[[expect]]\nalgorithm = "sha256"\ndriver = "sha256-engine"\n'
+        '[[expect]]\nalgorithm = "xts(aes)"\ndriver = "xts-aes-engine"\n'
+    )
+    assert profile_algorithms(str(profile)) == ("xts(aes)", "sha256")
+    assert profile_algorithms(None) == ()
+    missing = tmp_path / "none.toml"
+    with pytest.raises(AbUsageError) as refused:
+        profile_algorithms(str(missing))
+    assert str(refused.value) == f"board profile {missing} not found"
