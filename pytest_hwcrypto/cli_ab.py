@@ -338,7 +338,7 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
     spec = SliceSpec(
         seconds=args.slice_seconds,
         block_sizes=block_sizes,
-        algorithms=tuple(args.algorithm),
+        algorithms=tuple(args.algorithm) or profile_algorithms(args.profile),
         sessions=args.sessions,
         max_samples=args.max_samples,
         # What a side's configuration may take away (a module, a command line's blacklist),
@@ -419,6 +419,21 @@ def outcome_of(document: AbDocument) -> AbOutcome:
     else:
         stopped = "pairs" if pairs >= document.steps[-1] else "budget"
     return AbOutcome(verdicts, pairs, stopped)
+
+
+def profile_algorithms(profile: str | None) -> tuple[str, ...]:
+    """What a board's profile says its users rely on: the algorithms of its rules, then
+    those of its expected drivers (every driver of each is measured). Without a profile
+    (or one that names none) the slice measures the winners of the path algorithms."""
+    if profile is None:
+        return ()
+    try:
+        loaded = load_profile(profile)
+    except ValueError as error:  # ProfileError: names the file and what is wrong
+        raise AbUsageError(str(error)) from None
+    named = [str(rule["algorithm"]) for rule in loaded.rules if rule.get("algorithm")]
+    named += [expectation.algorithm for expectation in loaded.expectations]
+    return tuple(dict.fromkeys(named))
 
 
 def _expected_drivers(profile: str | None) -> list[str]:

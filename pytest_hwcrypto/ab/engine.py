@@ -27,6 +27,7 @@ from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, judge_document, 
 from pytest_hwcrypto.ab.slice import SliceSpec
 from pytest_hwcrypto.boards.base import Board, new_run_dir, passed_environment
 from pytest_hwcrypto.boards.helpers import path_with_environment
+from pytest_hwcrypto.measure.targets import PATH_ALGORITHMS
 
 
 class AbError(RuntimeError):
@@ -211,13 +212,21 @@ class BoardSlices:
                 )
             results = json.loads(out.read_text())
             if not results.get("measurements"):
-                why = "; ".join(results.get("open_failures") or []) or (
-                    "no algorithm asked for has two drivers here"
-                )
+                why = "; ".join(results.get("open_failures") or []) or nothing_to_measure(self.spec)
                 return SliceOutcome(None, result.boot_seconds, f"nothing measured: {why}")
             return SliceOutcome(results, result.boot_seconds)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def nothing_to_measure(spec: SliceSpec) -> str:
+    """Why a slice that ran found nothing: none of what was asked is on this kernel."""
+    if spec.algorithms:
+        return f"no driver of {', '.join(spec.algorithms)} on this kernel"
+    return (
+        f"none of {', '.join(PATH_ALGORITHMS)} has a driver AF_ALG can time on this kernel; "
+        "name one with --algorithm"
+    )
 
 
 def _last_line(text: str) -> str:

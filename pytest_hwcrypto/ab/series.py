@@ -77,6 +77,8 @@ class SeriesVerdict:
     comparison: PairedComparison
     served: str = ""  # by-name series: "xts-aes-aesni -> xts(ecb(aes-generic))"
     normalised: bool = False  # judged per unit of host speed (module docstring)
+    # The confidence the verdict was taken at: 1 - alpha / (series x looks) (Bonferroni).
+    decision_level: float = math.nan
 
     def to_json(self) -> dict[str, Any]:
         c = self.comparison
@@ -97,6 +99,7 @@ class SeriesVerdict:
             "change_high": c.change_high,
             "decision_low": c.decision_low,
             "decision_high": c.decision_high,
+            "decision_level": self.decision_level,
             "p_value": c.p_value,
             "verdict": c.verdict.value,
             "note": c.note,
@@ -195,6 +198,7 @@ def judge_document(
                 comparison,
                 served,
                 series.normalised,
+                1.0 - document.alpha / family,
             )
         )
     return verdicts

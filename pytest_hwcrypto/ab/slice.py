@@ -1,8 +1,10 @@
 """One slice of an A/B run, measured inside a booted board: `python -m pytest_hwcrypto.ab.slice`.
 
 Every boot of `hwcrypto ab` runs this: read /proc/crypto, measure the same plan as the
-throughput suite (AF_ALG, every algorithm with two or more drivers, or those asked for,
-interleaved rounds, several sessions per driver) for a few seconds, and write one results
+throughput suite (AF_ALG, interleaved rounds, several sessions per driver) over every
+driver of the algorithms asked for -- one driver is enough, it is compared with itself in
+the other kernel -- or, asked nothing, over the winners of what users' paths bind
+(measure/targets.PATH_ALGORITHMS) for a few seconds, and write one results
 file: kernel, inventory, every sample, and the findings that need no rule. A short slice
 per boot, rather than a whole suite run, is what makes pairs cheap: on the UML board a
 boot costs ~1 s, a pytest session inside it ~10 s more.
@@ -32,7 +34,7 @@ from pytest_hwcrypto.measure.bench import BenchError, bench_target
 from pytest_hwcrypto.measure.host_speed import user_space_speed
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import run_plan
-from pytest_hwcrypto.measure.targets import PlanError, Target, discover_targets
+from pytest_hwcrypto.measure.targets import PlanError, Target, discover_targets, winner_targets
 from pytest_hwcrypto.model.results import Finding, Measurement, inventory_items
 from pytest_hwcrypto.verdict.rules import (
     crossover_findings,
@@ -57,7 +59,8 @@ class SliceSpec:
 
     seconds: float
     block_sizes: tuple[int, ...]
-    algorithms: tuple[str, ...] = ()  # empty: every algorithm with two or more drivers
+    # every driver of these (one is enough); empty: the winners of PATH_ALGORITHMS
+    algorithms: tuple[str, ...] = ()
     sessions: int = 2
     max_samples: int = 20
     by_name: bool = False
@@ -126,11 +129,12 @@ def slice_targets(entries: Sequence[InventoryEntry], spec: SliceSpec) -> list[Ta
     not compared within a kernel): the algorithms asked for are bound by name whatever
     their driver count, the kernel building the template instance if it must.
     """
-    chosen = [
-        t
-        for t in discover_targets(entries)
-        if not spec.algorithms or t.algorithm in spec.algorithms
-    ]
+    if spec.algorithms:
+        chosen = [
+            t for t in discover_targets(entries, min_drivers=1) if t.algorithm in spec.algorithms
+        ]
+    else:
+        chosen = winner_targets(entries)
     if spec.by_name:
         names = list(dict.fromkeys([*spec.algorithms, *(t.algorithm for t in chosen)]))
         for name in names:
