@@ -44,29 +44,81 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 # Killed while `cryptsetup luksFormat --integrity` wipes the volume through its temporary
-# devices: the child is the leader of its own process group, and once the temporary device
-# shows, kills that group -- itself and its cryptsetup -- at once.
+# devices. The child leads its own process group and watches dm; once a temporary device
+# shows, it stops its cryptsetup (SIGSTOP, then waits until every thread of it is stopped)
+# and lists dm again: a stopped cryptsetup can remove nothing, so what that listing holds
+# is what the kill leaves. Only when it holds the temporary crypt device and its _dif does
+# the child kill the group -- itself and the stopped cryptsetup -- at once; otherwise it lets
+# cryptsetup go on (SIGCONT) and keeps watching: the pair stays up for the whole wipe.
 KILLED_IN_CRYPTSETUP = """
 import json, os, signal, subprocess, threading, time
+from pathlib import Path
 from pytest_hwcrypto.block import luks, naming
 from pytest_hwcrypto.block.volume import VolumeMaker
 from pytest_hwcrypto.ledger import Ledger
 os.setpgrp()
 ledger = Ledger()
+def temporaries():
+    out = subprocess.run(["dmsetup", "ls"], capture_output=True, text=True).stdout
+    names = [line.split()[0] for line in out.splitlines() if line.startswith("temporary-")]
+    return [name for name in names if "decoy" not in name]  # the test's own device
+def whole_pair(names):
+    return any(name + "_dif" in names for name in names)
+def stat_fields(path):
+    text = Path(path).read_text()
+    return text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :].split()
+def cryptsetups():
+    # our descendants (tools.run starts cryptsetup as our child) whose command is cryptsetup
+    parent, command = {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command[int(entry.name)], fields = stat_fields(entry / "stat")
+            except (OSError, ValueError):
+                continue
+            parent[int(entry.name)] = int(fields[1])
+    def ours(pid):
+        while pid > 1:
+            pid = parent.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+    return [pid for pid, name in command.items() if name == "cryptsetup" and ours(pid)]
+def stopped(pid):
+    # SIGSTOP takes effect when each thread leaves the kernel: wait for all to show T
+    while True:
+        try:
+            states = [stat_fields(t / "stat")[1][0] for t in Path(f"/proc/{pid}/task").iterdir()]
+        except (OSError, ValueError, IndexError):
+            return False
+        if "Z" in states or "X" in states:
+            return False
+        if states and all(state in "Tt" for state in states):
+            return True
+        time.sleep(0.001)
 def watch():
-    for _ in range(3000):
-        out = subprocess.run(["dmsetup", "ls"], capture_output=True, text=True).stdout
-        names = [line.split()[0] for line in out.splitlines() if line.startswith("temporary-")]
-        names = [name for name in names if "decoy" not in name]  # the test's own device
-        if names:
-            loops = [e.key for e in ledger.entries() if e.kind == "loop"]
-            print(json.dumps([naming.run_id(), names, loops]), flush=True)
-            os.killpg(0, signal.SIGKILL)
+    while True:
+        if whole_pair(temporaries()):
+            for pid in cryptsetups():
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    continue
+                if stopped(pid):
+                    names = temporaries()
+                    if whole_pair(names):
+                        loops = [e.key for e in ledger.entries() if e.kind == "loop"]
+                        print(json.dumps([naming.run_id(), names, loops]), flush=True)
+                        os.killpg(0, signal.SIGKILL)
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
         time.sleep(0.01)
 threading.Thread(target=watch, daemon=True).start()
 spec = luks.CryptsetupFormat("luks2", "aes-xts-random", 512, DRIVER, 512, "hmac-sha256")
 VolumeMaker(ledger).open_cryptsetup(spec, 256 * 1024 * 1024)
-print("cryptsetup finished before its temporary device was seen", flush=True)
+print("cryptsetup finished before its temporary devices were seen while it was stopped", flush=True)
 """
 
 
@@ -264,6 +316,10 @@ def test_after_kill_9_sweep_removes_the_integrity_volume_and_its_subdevice(
 def test_after_kill_9_inside_cryptsetup_sweep_removes_its_temporary_devices_and_only_them(
     block: Path, hwcrypto_sweep: Callable[[], subprocess.CompletedProcess[str]]
 ) -> None:
+    """A run killed while cryptsetup wipes through its temporary crypt device and that
+    device's _dif leaves both behind, and the sweep removes exactly those two, not a decoy
+    named and UUID'd as cryptsetup would. The kill lands while cryptsetup is stopped with
+    both devices listed, so what the sweep must remove is known, not raced for."""
     _integrity_ready()
     # A decoy named as cryptsetup names them, with a UUID of a LUKS volume not ours.
     decoy = "temporary-cryptsetup-decoy"
@@ -283,8 +339,10 @@ def test_after_kill_9_inside_cryptsetup_sweep_removes_its_temporary_devices_and_
         assert child.returncode == -9, child.stdout + child.stderr
         run_id, temporary, backings = json.loads(child.stdout.splitlines()[-1])
         names = tools.run(["dmsetup", "ls"])
+        listed = {line.split()[0] for line in names.splitlines() if line.strip()}
         left = list(temporary)
-        assert left and all(n in names for n in left), names  # the kill left them
+        assert any(f"{n}_dif" in left for n in left), left  # the crypt device and its _dif
+        assert set(left) <= listed, names  # the kill left them
         done = hwcrypto_sweep()
         assert done.returncode == 0, done.stdout + done.stderr
         assert "removed cryptsetup's temporary dm devices" in done.stdout, done.stdout

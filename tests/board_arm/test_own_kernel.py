@@ -18,7 +18,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +142,8 @@ def test_correctness_of_every_aes_and_sha_driver_on_the_own_kernel(
 
 def _one_line_refusal(done: subprocess.CompletedProcess[str], *expected: str) -> None:
     assert done.returncode != 0
+    # refused before boot: the runner announces every board it boots (boards/runner.py)
+    assert "hwcrypto: booting" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     message = done.stderr.strip()
     assert len(message.splitlines()) == 1, message
@@ -152,7 +153,6 @@ def _one_line_refusal(done: subprocess.CompletedProcess[str], *expected: str) ->
 
 def test_bad_kernel_input_is_one_line_before_boot(own: dict[str, Any], tmp_path: Path) -> None:
     modules = Path(own["modules"])
-    began = time.monotonic()
     # a kernel of another architecture: the host's own x86 kernel, or a bzImage header
     x86 = tmp_path / "bzImage"
     x86.write_bytes(b"\0" * 0x202 + b"HdrS" + b"\0" * 0x200)
@@ -181,4 +181,3 @@ def test_bad_kernel_input_is_one_line_before_boot(own: dict[str, Any], tmp_path:
                   f"--modules={unlinked}", "--test-drivers", "--exec", "true"),
         "needs the kernel tree as", "build",
     )  # fmt: skip
-    assert time.monotonic() - began < 60  # refused before boot: no board started
