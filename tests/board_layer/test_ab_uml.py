@@ -57,7 +57,10 @@ def test_the_same_kernel_twice_in_pairs(uml_board: UmlBoard, tmp_path: Path) -> 
     assert sides["schema"] == "pytest-hwcrypto/1"
 
     resumed = _ab(*common, "--pairs", "10", "--resume")
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    # Ten pairs can reach the decision level (all ten one way: p 0.002), and boots of one
+    # kernel differ now and then, so an A/A may end regressed (exit 1) by design: what is
+    # checked here is the resume, not the verdict. 2 would be a usage error.
+    assert resumed.returncode in (0, 1), resumed.stderr[-2000:]
     document = json.loads(out.read_text())
     assert [p["index"] for p in document["pairs"]] == list(range(10))
     assert [p["order"] for p in document["pairs"]] == [pair_order(7, i) for i in range(10)]
