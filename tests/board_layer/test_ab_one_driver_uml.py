@@ -25,8 +25,8 @@ from one_driver_kernels import SOURCE, one_driver_kernels
 
 from pytest_hwcrypto.boards.uml import UmlBoard
 
-# One block size. A slice's plan leaves out whole algorithms its seconds cannot give a
-# useful share (measure/plan.py): 1 s measures one algorithm, 2 s the defaults' two.
+# One block size: a slice too short for every algorithm asked for takes longer (ab/slice.py
+# slice_plan), so fewer cells keep the pairs short.
 SLICE = ["--block-sizes", "65536"]
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from pytest_hwcrypto.ab.engine import nothing_to_measure
-from pytest_hwcrypto.ab.slice import SliceSpec, slice_targets
+from pytest_hwcrypto.ab.slice import SliceSpec, slice_plan, slice_targets
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.procfs import parse_proc_crypto, read_proc_crypto
-from pytest_hwcrypto.measure.targets import discover_targets, winner_targets
+from pytest_hwcrypto.measure.plan import make_plan
+from pytest_hwcrypto.measure.targets import Target, discover_targets, winner_targets
 
 CAPTURES = Path(__file__).parent.parent / "data" / "proc_crypto"
 
@@ -110,3 +111,25 @@ def test_a_profile_chooses_its_rules_then_its_expected_drivers_algorithms(tmp_pa
     with pytest.raises(AbUsageError) as refused:
         profile_algorithms(str(missing))
     assert str(refused.value) == f"board profile {missing} not found"
+
+
+def test_a_slice_too_short_for_every_algorithm_asked_for_takes_longer_not_fewer() -> None:
+
+    targets = [
+        Target("xts(aes)", "xts(aes-fixed-time)", "skcipher", 256, 0),
+        Target("cbc(aes)", "cbc(aes-fixed-time)", "skcipher", 128, 1),
+        Target("sha256", "sha256-generic", "hash", 0, 2),
+    ]
+    spec = SliceSpec(seconds=1.0, block_sizes=(4096, 65536))
+    assert make_plan(targets, spec.block_sizes, spec.seconds, sessions=2).left_out  # as before
+    plan, seconds = slice_plan(targets, spec)
+    assert plan.left_out == {}
+    assert {cell.target.algorithm for cell in plan.cells} == {"xts(aes)", "cbc(aes)", "sha256"}
+    assert seconds > spec.seconds
+
+
+def test_a_slice_long_enough_keeps_its_seconds() -> None:
+
+    targets = [Target("cbc(aes)", "cbc(aes-fixed-time)", "skcipher", 128, 0)]
+    plan, seconds = slice_plan(targets, SliceSpec(seconds=30.0, block_sizes=(65536,)))
+    assert seconds == 30.0 and plan.budget == 30.0
