@@ -35,9 +35,12 @@ CONFIG = (
     "CRYPTO_XTS",
     "CRYPTO_AES_TI",
 )
-# Busy-loop rounds after each 16-byte block: xts(aes) at 64 KiB measured -34 % (99 %
-# interval -50 %..-14 % in 12 pairs, load ~10), far beyond the noise between pairs.
-SLOW_ROUNDS = 200
+# Busy-loop rounds after each 16-byte block. The drop must survive a boot that runs twice
+# as fast as its neighbour (UML on a lightly loaded host: benchmarks/ab-bisect.md), or a
+# pair lands the wrong way and 12 pairs cannot decide: 200 rounds (-27 to -34 %) left a
+# 99.5 % interval reaching +4 % at load 1-5. 1200 rounds slow it about threefold, so even
+# such a pair stays negative.
+SLOW_ROUNDS = 1200
 PATCHED_FILE = "crypto/aes_ti.c"
 
 
