@@ -8,7 +8,7 @@ The parsing itself is pure (pytest_hwcrypto/tools/parse.py); this module reads t
 prints, and turns every user mistake -- a missing file, text with no table, a table
 number the post does not have -- into one line on stderr and exit code 2, never a
 traceback.  Warnings (a row cut short, a repeated line) go to stderr and do not change
-the exit code.  It handles its own errors, so cli.py only registers `add_parser`.
+the exit code.  cli/__init__.py registers `add_parser`.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from pytest_hwcrypto.tools.parse import (
     select_table,
     to_results,
 )
+from pytest_hwcrypto.usage import UsageError
 
-EXIT_USAGE = 2
 _STDIN = "-"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register `hwcrypto parse` (cli.py lists this in `_SUBCOMMANDS`)."""
+    """Register `hwcrypto parse` (cli/__init__.py lists this in `_SUBCOMMANDS`)."""
     parser = sub.add_parser(
         "parse",
         help="read pasted cryptsetup/openssl/fio/tcrypt output into results",
@@ -55,8 +55,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         if args.table is not None:
             results = select_table(results, args.table, name)
     except ParseError as error:
-        sys.stderr.write(f"hwcrypto: error: {error}\n")
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
     for warning in _warnings(results):
         sys.stderr.write(f"hwcrypto: warning: {warning}\n")
     if args.json:
