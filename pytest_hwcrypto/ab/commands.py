@@ -58,7 +58,7 @@ def checked_board(board_kind: str, side: Side, label: str, test_drivers: bool = 
                 f"kernel {label}: {side.kernel} is {release}, but --modules {side.modules} "
                 f"is for {Path(side.modules).name}"
             )
-    from pytest_hwcrypto.boards.inner_pytest import make_board
+    from pytest_hwcrypto.boards.registry import make_board
 
     try:
         # The host's own /lib/modules/<release> is fine here: the QEMU board does not stage it

@@ -40,6 +40,7 @@ from pytest_hwcrypto.profile import load_profile
 from pytest_hwcrypto.usage import UsageError
 from pytest_hwcrypto.verdict.compare import parse_fraction
 from pytest_hwcrypto.verdict.paired import DEFAULT_ALPHA, escalation_steps, fewest_pairs
+from pytest_hwcrypto.vocabulary import BoardKind
 
 DEFAULT_BLOCK_SIZES = "4096,65536"
 BY_NAME_CONFIGS = ("blacklist", "prefer", "cmdline")
@@ -108,7 +109,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--board", choices=("uml", "qemu"), default="uml")
+    parser.add_argument(
+        "--board", choices=(BoardKind.UML.value, BoardKind.QEMU.value), default=BoardKind.UML.value
+    )
     parser.add_argument("--pairs", type=int, help="exactly N pairs, judged once")
     parser.add_argument(
         "--budget", type=float, help="seconds to spend at most, escalating 12 -> 24 -> 40 pairs"

@@ -7,16 +7,17 @@ import sys
 from pathlib import Path
 
 from pytest_hwcrypto.usage import UsageError
+from pytest_hwcrypto.vocabulary import BoardKind
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "vm",
         help="boot a virtual board and run a command or pytest in it",
-        usage="hwcrypto vm {uml,qemu,qemu-arm64,qemu-armhf} [--kernel PATH] [--cryptodev] "
+        usage=f"hwcrypto vm {{{','.join(BoardKind.values())}}} [--kernel PATH] [--cryptodev] "
         "[--test-drivers] [--exec CMD | -- PYTEST_ARGS]",
     )
-    parser.add_argument("board", choices=("uml", "qemu", "qemu-arm64", "qemu-armhf"))
+    parser.add_argument("board", choices=BoardKind.values())
     parser.add_argument("--kernel", help="kernel image to boot (default: Debian's)")
     parser.add_argument("--modules", help="modules directory of --kernel")
     parser.add_argument(
@@ -49,7 +50,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_vm(args: argparse.Namespace) -> int:
-    from pytest_hwcrypto.boards.inner_pytest import make_board, pytest_command
+    from pytest_hwcrypto.boards.inner_pytest import pytest_command
+    from pytest_hwcrypto.boards.registry import make_board
     from pytest_hwcrypto.boards.runner import run_command_in_board
     from pytest_hwcrypto.run import build_run
 
