@@ -34,7 +34,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_tcrypt(args)
     from pytest_hwcrypto.measure.bench import BenchError, bench
     from pytest_hwcrypto.measure.load import BackgroundLoad, LoadSpecError, parse_load_spec
-    from pytest_hwcrypto.verdict.compare_text import describe_path, format_mib_s
+    from pytest_hwcrypto.units import format_mib_s
+    from pytest_hwcrypto.verdict.compare_text import describe_path
 
     if not args.driver or args.block_size is None:
         raise UsageError("bench afalg needs --driver D and --block-size B")

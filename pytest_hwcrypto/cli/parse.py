@@ -27,6 +27,7 @@ from pytest_hwcrypto.tools.parse import (
     select_table,
     to_results,
 )
+from pytest_hwcrypto.units import format_mib_s_as_tools_print
 from pytest_hwcrypto.usage import UsageError
 
 _STDIN = "-"
@@ -120,7 +121,7 @@ def _measurement_lines(rows: list[Measurement]) -> list[str]:
                 f"{m.key_bits}-bit" if m.key_bits is not None else "",
                 f"{m.block_size} B" if m.block_size is not None else "",
                 m.op,
-                f"{_mib(m.bytes_per_second)} MiB/s",
+                f"{format_mib_s_as_tools_print(m.bytes_per_second)} MiB/s",
                 "  ".join(notes),
             )
         )
@@ -138,9 +139,3 @@ def _measurement_lines(rows: list[Measurement]) -> list[str]:
         ).rstrip()
         for row in cells
     ]
-
-
-def _mib(bytes_per_second: float) -> str:
-    """MiB/s as the tools print it: one decimal, more digits only below 1 MiB/s."""
-    mib = bytes_per_second / 2**20
-    return f"{mib:.1f}" if mib >= 1 else f"{mib:.3g}"

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from pytest_hwcrypto.model.results import Finding, Measurement
 from pytest_hwcrypto.tools.findings import STORAGE_UTIL, equal_within_noise
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.vocabulary import FindingKind
 
 # A group's key: an I/O depth or a workload's label
