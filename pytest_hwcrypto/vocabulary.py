@@ -142,7 +142,7 @@ class Suite(Word):
 
 
 # Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
-# run (measure/exclusive.py). "lxc" by name: that suite measures too.
+# run (xdist_exclusive.py). "lxc" by name: that suite measures too.
 MEASURING_SUITES: frozenset[str] = frozenset(
     {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc"}
 )
