@@ -5,6 +5,7 @@ verdict/storage_bound.py into a cycle with verdict/compare.py)."""
 
 from __future__ import annotations
 
+import errno
 import math
 
 from pytest_hwcrypto.vocabulary import MIB
@@ -46,10 +47,29 @@ def format_drop(drop: float) -> str:
     return f"{drop * 100:.0f} %"
 
 
+def size_label(size: int | None) -> str:
+    """16, 4K, 64K, 1M: block sizes as column heads, plot ticks and short messages."""
+    if size is None:
+        return "-"
+    for unit, factor in (("M", 1 << 20), ("K", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
+def errno_name(err: int | None) -> str:
+    """``EINVAL`` for 22; messages name errno symbolically."""
+    if err is None:
+        return "an unknown error"
+    return errno.errorcode.get(err, f"errno {err}")
+
+
 __all__ = [
+    "errno_name",
     "format_drop",
     "format_mib_s",
     "format_mib_s_as_tools_print",
     "format_min_ratio",
     "format_ratio",
+    "size_label",
 ]

@@ -33,7 +33,6 @@ import resource
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.rerank import Reranker, RerankError
@@ -55,14 +54,6 @@ ASYNC_JOBS = "async_jobs"
 KERNEL_NAMES = {"aes-128-cbc": "cbc(aes)", "aes-192-cbc": "cbc(aes)", "aes-256-cbc": "cbc(aes)"}
 # A run that takes this much longer than asked is stuck (an offload engine that hangs).
 _RUN_GRACE_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class OpenSslTarget:
-    """One OpenSSL cipher through one path: OpenSSL's software, or a kernel driver."""
-
-    cipher: str  # OpenSSL's name: aes-128-cbc
-    target: Target  # driver SOFTWARE, or the kernel driver the afalg engine must reach
 
 
 def engine_ciphers(openssl: str = "openssl", engine: str = AFALG_ENGINE) -> list[str]:

@@ -44,7 +44,6 @@ CPUINFO = Path("/proc/cpuinfo")
 
 HASH_SPEED_MODE = 300
 AHASH_SPEED_MODE = 400
-SKCIPHER_SYNC_SPEED_MODE = 200
 SKCIPHER_ASYNC_SPEED_MODE = 500
 MODES_TAKING_ALG = frozenset({0, HASH_SPEED_MODE, AHASH_SPEED_MODE})
 # Modes 600 and up fire num_mb requests at once and wait for them all
