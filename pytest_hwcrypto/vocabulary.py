@@ -96,7 +96,7 @@ class FindingKind(Word):
     KERNEL_SELFTEST_FAILED = "kernel-selftest-failed"
     KERNEL_OOPS = "kernel-oops"
     KERNEL_WARNING = "kernel-warning"
-    # Read from pasted tool output (tools/findings.py).
+    # Read from pasted tool output (parsers/findings.py).
     LEGACY_BYPASSES_ENGINE = "legacy-bypasses-engine"
     CPU_TIME_NOT_ELAPSED = "cpu-time-not-elapsed"
     STORAGE_BOUND = "storage-bound"

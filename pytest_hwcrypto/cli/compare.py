@@ -39,9 +39,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pytest_hwcrypto.model.results import Results, ResultsError, read_json_object
+    from pytest_hwcrypto.parsers.parse import select_table
+    from pytest_hwcrypto.parsers.tables import ParseError
     from pytest_hwcrypto.report import benchmark_import
-    from pytest_hwcrypto.tools.parse import select_table
-    from pytest_hwcrypto.tools.tables import ParseError
     from pytest_hwcrypto.verdict import compare, compare_text
 
     def load(spec: str) -> Results:

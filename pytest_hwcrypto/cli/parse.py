@@ -4,7 +4,7 @@
     hwcrypto parse cryptsetup-benchmark - --json < bench.txt
     hwcrypto parse openssl-speed post.txt --table 2 --json > table2.json
 
-The parsing itself is pure (pytest_hwcrypto/tools/parse.py); this module reads the file,
+The parsing itself is pure (pytest_hwcrypto/parsers/parse.py); this module reads the file,
 prints, and turns every user mistake -- a missing file, text with no table, a table
 number the post does not have -- into one line on stderr and exit code 2, never a
 traceback.  Warnings (a row cut short, a repeated line) go to stderr and do not change
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from pytest_hwcrypto.model.results import Measurement, Results
-from pytest_hwcrypto.tools.parse import (
+from pytest_hwcrypto.parsers.parse import (
     TOOLS,
     ParsedDocument,
     ParseError,

@@ -3,7 +3,7 @@ through OpenSSL's afalg engine.
 
 Always `-elapsed` (without it openssl divides by its own CPU time, which hides the time an
 offload engine makes it wait) and always `-evp` (the legacy cipher names bypass engines),
-with `-mr` output parsed by tools/ (the paste parser reads it too). One sample is one
+with `-mr` output parsed by parsers/ (the paste parser reads it too). One sample is one
 `openssl speed -bytes B -seconds S` run, S a whole number of seconds (openssl counts
 whole seconds).
 
@@ -40,8 +40,8 @@ from pytest_hwcrypto.measure.cpu import CpuUsage, usage_between
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, Sample, Timing
 from pytest_hwcrypto.measure.plan import Cell, Plan, cells_for
 from pytest_hwcrypto.measure.targets import RANK_CIPHER_MODES, Target, discover_targets
-from pytest_hwcrypto.tools.parse import parse_text
-from pytest_hwcrypto.tools.tables import ParseError
+from pytest_hwcrypto.parsers.parse import parse_text
+from pytest_hwcrypto.parsers.tables import ParseError
 from pytest_hwcrypto.vocabulary import AlgType, DriverClass, Op, Source
 
 # What OpenSSL itself runs: the software side of every comparison here.
