@@ -17,6 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from pytest_hwcrypto.ab.document import AbDocument
+
 # Where `make` leaves the bootable image, per architecture: UML, x86, arm64.
 TREE_IMAGES = ("linux", "arch/x86/boot/bzImage", "arch/arm64/boot/Image")
 
@@ -94,3 +96,12 @@ def _same_file(one: Path, other: Path) -> bool:
 
 def _inside(path: Path, tree: Path) -> bool:
     return path.resolve().is_relative_to(tree.resolve())
+
+
+def built_image(kernel: str | None, build_started: float | None, good: AbDocument) -> Path:
+    """The image to boot: --kernel, or the one the build wrote in the tree; refused when
+    the build just run did not make it."""
+    tree = tree_root()
+    image = Path(kernel) if kernel else tree_image(tree)
+    check_image(image, tree, build_started, good.sides["B"].kernel, good.sides["A"].kernel)
+    return image

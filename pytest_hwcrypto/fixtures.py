@@ -34,7 +34,6 @@ from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, rer
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl
 from pytest_hwcrypto.ledger import Ledger
-from pytest_hwcrypto.measure.exclusive import measuring_serialized
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.model.sensitivity import blind_below
 from pytest_hwcrypto.profile import BoardProfile
@@ -49,6 +48,7 @@ from pytest_hwcrypto.run import (
 from pytest_hwcrypto.settings import Options
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
 from pytest_hwcrypto.vocabulary import AlgType
+from pytest_hwcrypto.xdist_exclusive import measuring_serialized
 
 if TYPE_CHECKING:
     from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine

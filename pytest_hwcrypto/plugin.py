@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.measure import exclusive
+from pytest_hwcrypto import xdist_exclusive as exclusive
 from pytest_hwcrypto.profile import ProfileError
 from pytest_hwcrypto.run import (
     RUN_KEY,

@@ -96,7 +96,7 @@ class FindingKind(Word):
     KERNEL_SELFTEST_FAILED = "kernel-selftest-failed"
     KERNEL_OOPS = "kernel-oops"
     KERNEL_WARNING = "kernel-warning"
-    # Read from pasted tool output (tools/findings.py).
+    # Read from pasted tool output (parsers/findings.py).
     LEGACY_BYPASSES_ENGINE = "legacy-bypasses-engine"
     CPU_TIME_NOT_ELAPSED = "cpu-time-not-elapsed"
     STORAGE_BOUND = "storage-bound"
@@ -142,7 +142,7 @@ class Suite(Word):
 
 
 # Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
-# run (measure/exclusive.py). "lxc" by name: that suite measures too.
+# run (xdist_exclusive.py). "lxc" by name: that suite measures too.
 MEASURING_SUITES: frozenset[str] = frozenset(
     {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc"}
 )

@@ -27,7 +27,7 @@ from pytest_hwcrypto.measure.targets import algorithms, discover_targets
 from pytest_hwcrypto.model.results import Verdict, inventory_items
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     crossover_findings,
     hw_loses_to_sw_findings,

@@ -52,8 +52,8 @@ from pytest_hwcrypto.model.results import (
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun
 from pytest_hwcrypto.settings import Options
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.verdict.compare import compare_hw_sw
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
 from pytest_hwcrypto.verdict.rules import (
     async_jobs_serialized_finding,
     crossover_findings,

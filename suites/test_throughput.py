@@ -52,7 +52,7 @@ from pytest_hwcrypto.model.results import (
 from pytest_hwcrypto.profile import BoardProfile
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.verdict.rule_level import unmeasured_level
 from pytest_hwcrypto.verdict.rules import (
     NoRegressionRule,

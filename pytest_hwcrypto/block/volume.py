@@ -35,7 +35,7 @@ INTEGRITY_MAC = "hmac-sha256"
 INTEGRITY_OVERHEAD = 32 * MIB
 
 
-def winner_of(algorithm: str, proc_crypto: Path = PROC_CRYPTO) -> str | None:
+def live_winner_driver(algorithm: str, proc_crypto: Path = PROC_CRYPTO) -> str | None:
     """The driver the kernel hands out for `algorithm` now; a template name (xts(aes)) is
     bound once through AF_ALG first, so its instance exists to be listed."""
     with contextlib.suppress(afalg.AfAlgError):
@@ -206,7 +206,7 @@ class VolumeMaker:
         (INTEGRITY_CIPHERS), which runs the winner of its name."""
         if algorithm is None and driver is None:
             raise BlockError("a volume needs an algorithm (e.g. xts(aes)) or a driver")
-        serving = driver or winner_of(str(algorithm), self.proc_crypto)
+        serving = driver or live_winner_driver(str(algorithm), self.proc_crypto)
         if serving is None:
             raise BlockError(f"no driver of {algorithm} is registered on this kernel")
         if not integrity:
@@ -224,7 +224,7 @@ class VolumeMaker:
             raise BlockError(
                 f"integrity volumes are made for {', '.join(INTEGRITY_CIPHERS)}, not {algorithm}"
             )
-        winner = winner_of(str(algorithm), self.proc_crypto)
+        winner = live_winner_driver(str(algorithm), self.proc_crypto)
         if driver != winner:
             raise BlockError(
                 f"an integrity volume runs the winner of {algorithm} ({winner}): cryptsetup "

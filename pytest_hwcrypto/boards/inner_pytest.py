@@ -8,7 +8,6 @@ writable host directory) and copied to the caller's paths afterwards.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import sys
@@ -16,9 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_hwcrypto.boards.base import Board, BoardError
-from pytest_hwcrypto.boards.kmod_build import THIRD_PARTY_ENV
-from pytest_hwcrypto.boards.uml import UmlBoard
 from pytest_hwcrypto.run import resolve_baseline_path
 from pytest_hwcrypto.settings import COMMAND_LINE, SETTINGS, BoardRole, Resolved, Setting
 
@@ -136,75 +132,6 @@ def copy_result_files(inner: InnerCommand, run_dir: Path) -> list[Path]:
             shutil.copyfile(produced, host_path)
             copied.append(host_path)
     return copied
-
-
-def make_board(
-    kind: str,
-    kernel: str | None,
-    modules: str | None,
-    cryptodev: bool = False,
-    test_drivers: bool = False,
-    third_party: str | None = None,
-) -> Board:
-    """The board of this kind (a BoardKind, or the same word from the command line).
-
-    `cryptodev`: give the board /dev/crypto (cryptodev-linux, built for its kernel);
-    `test_drivers`: load the test-only drivers of pytest_hwcrypto/kmod (built for its kernel);
-    `third_party`: where cryptodev-linux's source is (else $HWCRYPTO_THIRD_PARTY, else
-    shared/third_party beside a source checkout).
-    """
-    kernel_path = Path(kernel) if kernel else None
-    modules_path = Path(modules) if modules else None
-    if kind == "uml":
-        if cryptodev:
-            raise BoardError(UML_CANNOT_LOAD_CRYPTODEV)
-        if test_drivers:
-            raise BoardError(UML_CANNOT_LOAD_TEST_DRIVERS)
-        return UmlBoard(kernel=kernel_path, modules_dir=modules_path)
-    if kind == "qemu":
-        # Imported here: the QEMU board pulls in more than a UML-only user needs.
-        from pytest_hwcrypto.boards.qemu import QemuBoard
-
-        environ = dict(os.environ)
-        if third_party:
-            environ[THIRD_PARTY_ENV] = third_party
-        return QemuBoard(
-            kernel=kernel_path,
-            modules_dir=modules_path,
-            environ=environ,
-            cryptodev=cryptodev,
-            test_drivers=test_drivers,
-        )
-    if kind in ("qemu-arm64", "qemu-armhf"):
-        from pytest_hwcrypto.boards.arm_arch import ARCHES
-        from pytest_hwcrypto.boards.qemu_arm import QemuArmBoard
-
-        environ = dict(os.environ)
-        if third_party:
-            environ[THIRD_PARTY_ENV] = third_party
-        return QemuArmBoard(
-            ARCHES[kind],
-            kernel=kernel_path,
-            modules_dir=modules_path,
-            environ=environ,
-            cryptodev=cryptodev,
-            test_drivers=test_drivers,
-        )
-    raise BoardError(f"unknown virtual board {kind!r} (choose uml, qemu, qemu-arm64 or qemu-armhf)")
-
-
-UML_CANNOT_LOAD_CRYPTODEV = (
-    "the UML board cannot have /dev/crypto: cryptodev-linux is built against Debian's "
-    "amd64 kernel headers, and a module built for that kernel does not load into the UML "
-    "kernel (another architecture, um, with no headers package to build against); use "
-    "--hwcrypto-vm=qemu (hwcrypto vm qemu --cryptodev)"
-)
-
-UML_CANNOT_LOAD_TEST_DRIVERS = (
-    "the UML board cannot load the test-only drivers (pytest_hwcrypto/kmod): they are built "
-    "against Debian's amd64 kernel headers, and the UML kernel has none to build against; use "
-    "--hwcrypto-vm=qemu (hwcrypto vm qemu --test-drivers)"
-)
 
 
 def pytest_command(args: list[str], python: str | None = None) -> str:

@@ -31,9 +31,9 @@ from pytest_hwcrypto.boards.inner_pytest import (
     copy_result_files,
     inner_pytest_args,
     input_files_from_elsewhere,
-    make_board,
     pytest_command,
 )
+from pytest_hwcrypto.boards.registry import make_board
 from pytest_hwcrypto.run import HOST_PATHS_ENV, NO_TERMINAL_ENV, HwcryptoRun, lava_on
 
 EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran

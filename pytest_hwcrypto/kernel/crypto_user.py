@@ -32,7 +32,6 @@ CRYPTOCFGA_PRIORITY_VAL = 1
 NLM_F_REQUEST = 0x01
 NLM_F_ACK = 0x04
 NLMSG_ERROR = 0x02
-NLMSG_DONE = 0x03
 
 CRYPTO_MAX_NAME = 64
 # struct crypto_user_alg: three names, then type, mask, refcnt, flags (u32 each).
@@ -43,10 +42,6 @@ _NLATTR = struct.Struct("=HH")  # len, type
 # include/linux/crypto.h
 CRYPTO_ALG_ASYNC = 0x00000080
 CRYPTO_ALG_ALLOCATES_MEMORY = 0x00010000
-FLAG_NAMES = {
-    CRYPTO_ALG_ASYNC: "CRYPTO_ALG_ASYNC",
-    CRYPTO_ALG_ALLOCATES_MEMORY: "CRYPTO_ALG_ALLOCATES_MEMORY",
-}
 
 
 class CryptoUserError(OSError):

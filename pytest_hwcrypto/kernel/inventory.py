@@ -189,7 +189,7 @@ def drivers_of(entries: Iterable[InventoryEntry], name: str) -> list[InventoryEn
     return sorted(matching, key=lambda entry: (not entry.winner, -_rank(entry.alg)))
 
 
-def winner_of(
+def flagged_winner_entry(
     entries: Iterable[InventoryEntry], name: str, family: str | None = None
 ) -> InventoryEntry | None:
     """The winning entry for ``name`` (optionally of one type family), or None."""

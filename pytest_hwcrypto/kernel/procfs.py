@@ -33,8 +33,6 @@ from pytest_hwcrypto import vocabulary
 
 PROC_CRYPTO = vocabulary.PROC_CRYPTO
 
-# Keys every record must carry: without them a record cannot be named or selected.
-REQUIRED_FIELDS = ("name", "driver")
 # proc.c prints name, driver, module, priority, refcnt, selftest, internal, [fips], type for
 # every algorithm, then type-specific lines.
 _LAST_COMMON_FIELD = "type"

@@ -4,7 +4,7 @@ What users run on encrypted disks, measured on the same devices as the dmcrypt e
 
 * fio, `--output-format=json`, O_DIRECT: sequential write and read of 1 MiB requests, and
   random 4 KiB read/write (randrw, as in the Kirkwood report) at iodepth 1 and 32; read
-  with the project's fio parser (tools/fio_json.py);
+  with the project's fio parser (parsers/fio_json.py);
 * dd with `conv=fsync` after `sync; echo 3 > /proc/sys/vm/drop_caches` (buffered, as in
   the report: the page cache is in the path and fsync waits for the cipher), and a read
   back after dropping the caches again.
@@ -29,9 +29,9 @@ from typing import Any
 
 from pytest_hwcrypto.measure.cpu import CpuMeter, bytes_per_cpu_second, usage_between
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools.dd import DdParseError, parse_dd_summary
-from pytest_hwcrypto.tools.fio_json import find_tables
-from pytest_hwcrypto.tools.paste import read_paste
+from pytest_hwcrypto.parsers.dd import DdParseError, parse_dd_summary
+from pytest_hwcrypto.parsers.fio_json import find_tables
+from pytest_hwcrypto.parsers.paste import read_paste
 from pytest_hwcrypto.vocabulary import MIB, Source
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")

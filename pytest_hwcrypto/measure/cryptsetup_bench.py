@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pytest_hwcrypto.kernel.rerank import Reranker, RerankError
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.model.stats import SampleStats
-from pytest_hwcrypto.tools.parse import parse_text
-from pytest_hwcrypto.tools.tables import ParseError
+from pytest_hwcrypto.parsers.parse import parse_text
+from pytest_hwcrypto.parsers.tables import ParseError
 from pytest_hwcrypto.vocabulary import Op, Source
 
 # cryptsetup's cipher spelling -> the kernel name it asks AF_ALG for.

@@ -3,7 +3,7 @@ through OpenSSL's afalg engine.
 
 Always `-elapsed` (without it openssl divides by its own CPU time, which hides the time an
 offload engine makes it wait) and always `-evp` (the legacy cipher names bypass engines),
-with `-mr` output parsed by tools/ (the paste parser reads it too). One sample is one
+with `-mr` output parsed by parsers/ (the paste parser reads it too). One sample is one
 `openssl speed -bytes B -seconds S` run, S a whole number of seconds (openssl counts
 whole seconds).
 
@@ -33,7 +33,6 @@ import resource
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.rerank import Reranker, RerankError
@@ -41,8 +40,8 @@ from pytest_hwcrypto.measure.cpu import CpuUsage, usage_between
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, Sample, Timing
 from pytest_hwcrypto.measure.plan import Cell, Plan, cells_for
 from pytest_hwcrypto.measure.targets import RANK_CIPHER_MODES, Target, discover_targets
-from pytest_hwcrypto.tools.parse import parse_text
-from pytest_hwcrypto.tools.tables import ParseError
+from pytest_hwcrypto.parsers.parse import parse_text
+from pytest_hwcrypto.parsers.tables import ParseError
 from pytest_hwcrypto.vocabulary import AlgType, DriverClass, Op, Source
 
 # What OpenSSL itself runs: the software side of every comparison here.
@@ -55,14 +54,6 @@ ASYNC_JOBS = "async_jobs"
 KERNEL_NAMES = {"aes-128-cbc": "cbc(aes)", "aes-192-cbc": "cbc(aes)", "aes-256-cbc": "cbc(aes)"}
 # A run that takes this much longer than asked is stuck (an offload engine that hangs).
 _RUN_GRACE_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class OpenSslTarget:
-    """One OpenSSL cipher through one path: OpenSSL's software, or a kernel driver."""
-
-    cipher: str  # OpenSSL's name: aes-128-cbc
-    target: Target  # driver SOFTWARE, or the kernel driver the afalg engine must reach
 
 
 def engine_ciphers(openssl: str = "openssl", engine: str = AFALG_ENGINE) -> list[str]:

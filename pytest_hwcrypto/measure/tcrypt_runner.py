@@ -4,7 +4,7 @@ tcrypt allocates transforms inside the kernel, so it reaches drivers that AF_ALG
 (since 2026 upstream drops off-CPU implementations from AF_ALG: commit 7524070f26d8). It
 prints its results to the kernel log and then refuses to load, with EAGAIN, by design;
 results are read from /dev/kmsg (only the records written after modprobe started) and
-parsed by tools/tcrypt.py.
+parsed by parsers/tcrypt.py.
 
 What the modes measure (6.1):
 
@@ -37,14 +37,13 @@ from pathlib import Path
 
 from pytest_hwcrypto.kernel.facts import is_user_mode_linux
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
+from pytest_hwcrypto.parsers.tcrypt import TcryptParseError, parse_tcrypt
 
 KMSG = Path("/dev/kmsg")
 CPUINFO = Path("/proc/cpuinfo")
 
 HASH_SPEED_MODE = 300
 AHASH_SPEED_MODE = 400
-SKCIPHER_SYNC_SPEED_MODE = 200
 SKCIPHER_ASYNC_SPEED_MODE = 500
 MODES_TAKING_ALG = frozenset({0, HASH_SPEED_MODE, AHASH_SPEED_MODE})
 # Modes 600 and up fire num_mb requests at once and wait for them all

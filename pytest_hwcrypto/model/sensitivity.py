@@ -83,9 +83,4 @@ def _log_width(stats: SampleStats) -> float:
     return _log_ratio(stats.ci_high, stats.ci_low)
 
 
-def format_drop(drop: float) -> str:
-    """'23 %' -- whole percent; the noise allows no finer claim."""
-    return f"{drop * 100:.0f} %"
-
-
-__all__ = ["DEFAULT_POWER", "blind_below", "detectable_drop", "format_drop"]
+__all__ = ["DEFAULT_POWER", "blind_below", "detectable_drop"]

@@ -11,7 +11,6 @@ import base64
 import html
 from collections.abc import Iterable, Sequence
 
-from pytest_hwcrypto.model.sensitivity import format_drop
 from pytest_hwcrypto.report.scaling import scaling_tables
 from pytest_hwcrypto.report.shaping import (
     BarGroup,
@@ -20,6 +19,7 @@ from pytest_hwcrypto.report.shaping import (
     ReportInput,
     environment_rows,
 )
+from pytest_hwcrypto.units import format_drop
 from pytest_hwcrypto.vocabulary import MIB
 
 _STYLE = """

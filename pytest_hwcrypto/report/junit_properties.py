@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_hwcrypto.model.results import Finding, Measurement, Results
 from pytest_hwcrypto.report.throughput_table import Table, measurement_id, throughput_tables
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.vocabulary import Source, Suite
 
 Property = tuple[str, str]

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from pytest_hwcrypto.report.shaping import BarGroup, Panel, ReportData
+from pytest_hwcrypto.units import size_label
 from pytest_hwcrypto.vocabulary import DEFAULT_MIN_RATIO, MIB
 
 # A figure past this many series families is unreadable as one image; the HTML tables
@@ -112,14 +113,6 @@ class _Styles:
     def line(self, file_label: str) -> str:
         index = self._files.setdefault(file_label, len(self._files))
         return _LINE_STYLES[index % len(_LINE_STYLES)]
-
-
-def size_label(size: int) -> str:
-    """16, 4K, 64K, 1M: how block sizes are spoken of."""
-    for unit, suffix in ((1 << 20, "M"), (1 << 10, "K")):
-        if size >= unit and size % unit == 0:
-            return f"{size // unit}{suffix}"
-    return str(size)
 
 
 def _block_size_axis(axes: Axes, sizes: Sequence[int]) -> None:

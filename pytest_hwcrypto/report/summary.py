@@ -30,8 +30,8 @@ from typing import Any
 
 from pytest_hwcrypto.model.results import Finding, Results
 from pytest_hwcrypto.report.scaling import ScalingTable, scaling_tables
-from pytest_hwcrypto.report.throughput_table import Row, Table, size_label, throughput_tables
-from pytest_hwcrypto.verdict.compare_text import format_mib_s, format_ratio
+from pytest_hwcrypto.report.throughput_table import Row, Table, throughput_tables
+from pytest_hwcrypto.units import format_mib_s, format_ratio, size_label
 from pytest_hwcrypto.verdict.rules.wording import (
     OPENSSL_OWN_CODE,
     PREFERRED_ON_PURPOSE,

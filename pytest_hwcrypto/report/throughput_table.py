@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.model.results import Finding, Measurement, Results
+from pytest_hwcrypto.units import size_label
 from pytest_hwcrypto.verdict.crossover import crossover
 from pytest_hwcrypto.vocabulary import (
     DEFAULT_MIN_RATIO,
@@ -236,13 +237,3 @@ def _row_order(row: Row) -> tuple[int, str]:
 
 def _size_order(size: int | None) -> int:
     return -1 if size is None else size
-
-
-def size_label(size: int | None) -> str:
-    """16, 4K, 64K, 1M: block sizes as column heads and in short messages."""
-    if size is None:
-        return "-"
-    for unit, factor in (("M", 1 << 20), ("K", 1 << 10)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)

@@ -7,12 +7,11 @@ command print MiB/s and ratios the same way the compare command does.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pytest_hwcrypto.model.sensitivity import format_drop
-from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP, MIB
+from pytest_hwcrypto.units import format_drop, format_mib_s, format_min_ratio, format_ratio
+from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP
 
 if TYPE_CHECKING:  # compare.py imports storage_bound.py, which words with this module
     from pytest_hwcrypto.model.results import Results
@@ -159,38 +158,11 @@ def describe_path(
     return " ".join(parts) + f" ({source})"
 
 
-def format_mib_s(bytes_per_second: float) -> str:
-    """MiB/s with enough digits to tell small numbers apart: 1350, 26.7, 6.60, 0.0300."""
-    mib = bytes_per_second / MIB
-    if mib >= 100:
-        return f"{mib:.0f}"
-    if mib >= 10:
-        return f"{mib:.1f}"
-    if mib >= 1:
-        return f"{mib:.2f}"
-    return f"{mib:.3g}"
-
-
-def format_ratio(ratio: float) -> str:
-    """0.45, 1.6, 48: two significant digits are all the noise allows."""
-    if math.isinf(ratio):
-        return "inf"
-    return f"{ratio:.2f}" if ratio < 10 else f"{ratio:.0f}"
-
-
-def format_min_ratio(ratio: float) -> str:
-    """1.0 -> '1.0' (as people write it in profiles), 1.25 -> '1.25'."""
-    return f"{ratio:.1f}" if round(ratio, 1) == ratio else f"{ratio:g}"
-
-
 __all__ = [
     "could_detect",
     "describe_comparison",
     "describe_path",
     "format_comparison_lines",
     "format_hw_sw_lines",
-    "format_mib_s",
-    "format_min_ratio",
-    "format_ratio",
     "what_each_holds",
 ]

@@ -13,7 +13,7 @@ know it:
   whatever files: both carry the utilisation of the storage under them
   (`extra["storage_util"]`, put there by the fio parsers), both were at least
   `STORAGE_UTIL` % busy, and they ran equally fast (within fio's own noise, the same
-  rule as the `storage-bound` finding of a parsed post, tools/findings.py).
+  rule as the `storage-bound` finding of a parsed post, parsers/findings.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from pytest_hwcrypto.model.results import Finding, Measurement
-from pytest_hwcrypto.tools.findings import STORAGE_UTIL, equal_within_noise
-from pytest_hwcrypto.verdict.compare_text import format_mib_s
+from pytest_hwcrypto.parsers.findings import STORAGE_UTIL, equal_within_noise
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.vocabulary import FindingKind
 
 # A group's key: an I/O depth or a workload's label

@@ -226,7 +226,7 @@ def test_cycles_become_bytes_per_second_at_the_tsc_rate() -> None:
     assert hz == 2.5e9
     assert tcrypt_runner.cpu_hz_from("", "cpu MHz\t\t: 1996.250\n") == pytest.approx(1.99625e9)
     assert tcrypt_runner.cpu_hz_from("", "") is None
-    from pytest_hwcrypto.tools.tcrypt import parse_tcrypt
+    from pytest_hwcrypto.parsers.tcrypt import parse_tcrypt
 
     measurements = parse_tcrypt(tcrypt_runner.kmsg_text(KMSG), cpu_hz=hz)
     assert measurements[1].bytes_per_second == pytest.approx(4096 * 2.5e9 / 8192)

@@ -1,4 +1,5 @@
-"""cli_ab.py: bisect-run's exit codes for `git bisect run`, and the knobs a side sets."""
+"""cli/bisect_run.py and cli/ab.py: bisect-run's exit codes for `git bisect run`, and the
+knobs a side sets."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import cli, cli_ab, cli_bisect
+from pytest_hwcrypto import cli
+from pytest_hwcrypto.ab import commands as ab_commands
 from pytest_hwcrypto.ab.document import AbDocument, Side, save_document
 from pytest_hwcrypto.ab.series import SeriesVerdict
 from pytest_hwcrypto.ab.slice import SliceSpec, parse_setting
+from pytest_hwcrypto.cli import bisect_run, exits
 from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict
 
 KEY = ("afalg", "cbc(aes)", 128, 65536, "encrypt", "cbc(aes-generic)")
@@ -63,7 +66,7 @@ def verdict(word: PairedVerdict, low: float = -0.25, high: float = -0.01) -> Ser
 def test_bisect_without_a_known_drop_uses_the_paired_verdict(
     words: list[PairedVerdict], code: int
 ) -> None:
-    assert cli_bisect.bisect_word([verdict(w) for w in words], {})[0] == code
+    assert bisect_run.bisect_word([verdict(w) for w in words], {})[0] == code
 
 
 @pytest.mark.parametrize(
@@ -77,7 +80,7 @@ def test_bisect_without_a_known_drop_uses_the_paired_verdict(
 )
 def test_bisect_against_the_midpoint_of_the_known_drop(low: float, high: float, code: int) -> None:
     step = verdict(PairedVerdict.UNKNOWN, low, high)
-    assert cli_bisect.bisect_word([step], {KEY: -0.20})[0] == code
+    assert bisect_run.bisect_word([step], {KEY: -0.20})[0] == code
 
 
 def test_a_step_that_did_not_measure_a_series_of_good_is_skipped_not_called_fast() -> None:
@@ -85,21 +88,21 @@ def test_a_step_that_did_not_measure_a_series_of_good_is_skipped_not_called_fast
     # at all (its driver missing in this build): the step cannot be sure
     other = (*KEY[:5], "cbc(aes-fixed-time)")
     step = verdict(PairedVerdict.SAME, -0.02, +0.02)
-    code, word = cli_bisect.bisect_word([step], {KEY: -0.20, other: -0.20})
-    assert code == cli_bisect.BISECT_SKIP and "not measured" in word
+    code, word = bisect_run.bisect_word([step], {KEY: -0.20, other: -0.20})
+    assert code == exits.BISECT_SKIP and "not measured" in word
 
 
 def test_only_the_series_that_regressed_in_good_are_bisected(tmp_path: Path) -> None:
     from pytest_hwcrypto.ab.document import load_document
 
-    focus = cli_bisect.focus_series(load_document(good_file(tmp_path, "/tree/linux")))
+    focus = ab_commands.focus_series(load_document(good_file(tmp_path, "/tree/linux")))
     assert focus == {KEY: -0.2}
 
 
 def test_a_failed_build_is_skip(tmp_path: Path) -> None:
     good = good_file(tmp_path, "/tree/linux")
     code = cli.main(["bisect-run", "--good", str(good), "--", "sh", "-c", "exit 2"])
-    assert code == cli_bisect.BISECT_SKIP
+    assert code == exits.BISECT_SKIP
 
 
 def test_a_usage_error_stops_the_bisection(
@@ -121,7 +124,7 @@ def test_a_kernel_that_does_not_exist_after_the_build_is_skip(
     good = good_file(tmp_path, never)
     argv = ["bisect-run", "--good", str(good), "--kernel", never, "--workdir", str(tmp_path / "w")]
     code = cli.main(argv)
-    assert code == cli_bisect.BISECT_SKIP
+    assert code == exits.BISECT_SKIP
     assert "does not exist: skip" in capsys.readouterr().err
 
 
@@ -165,7 +168,7 @@ def test_sigterm_ends_the_run_through_its_cleanup_and_the_handler_comes_back() -
 
     before = signal.getsignal(signal.SIGTERM)
     cleaned = []
-    with pytest.raises(SystemExit) as stopped, cli_ab.sigterm_as_exit():
+    with pytest.raises(SystemExit) as stopped, ab_commands.sigterm_as_exit():
         try:
             os.kill(os.getpid(), signal.SIGTERM)
         finally:

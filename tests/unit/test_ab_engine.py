@@ -257,7 +257,7 @@ def test_cli_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_each_side_as_a_results_file_and_the_overlaid_report(tmp_path: Path) -> None:
     from pytest_hwcrypto.ab.series import side_results
-    from pytest_hwcrypto.cli_ab import write_side_results
+    from pytest_hwcrypto.cli.ab import write_side_results
     from pytest_hwcrypto.model.results import Results
     from pytest_hwcrypto.report.document import load_inputs, write_report
 

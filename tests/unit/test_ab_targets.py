@@ -96,7 +96,8 @@ def test_a_kernel_without_any_path_algorithm_is_told_to_name_one() -> None:
 
 
 def test_a_profile_chooses_its_rules_then_its_expected_drivers_algorithms(tmp_path: Path) -> None:
-    from pytest_hwcrypto.cli_ab import AbUsageError, profile_algorithms
+    from pytest_hwcrypto.cli.ab import profile_algorithms
+    from pytest_hwcrypto.usage import UsageError
 
     profile = tmp_path / "board.toml"
     profile.write_text(
@@ -108,7 +109,7 @@ def test_a_profile_chooses_its_rules_then_its_expected_drivers_algorithms(tmp_pa
     assert profile_algorithms(str(profile)) == ("xts(aes)", "sha256")
     assert profile_algorithms(None) == ()
     missing = tmp_path / "none.toml"
-    with pytest.raises(AbUsageError) as refused:
+    with pytest.raises(UsageError) as refused:
         profile_algorithms(str(missing))
     assert str(refused.value) == f"board profile {missing} not found"
 

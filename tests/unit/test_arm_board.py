@@ -13,8 +13,9 @@ from pytest_hwcrypto.boards import arm_initramfs, arm_rootfs, private_apt
 from pytest_hwcrypto.boards.arm_arch import ARCHES, ARM64, ARMHF, ArmArch
 from pytest_hwcrypto.boards.arm_kernel import ArmKernel
 from pytest_hwcrypto.boards.base import BoardError
-from pytest_hwcrypto.boards.inner_pytest import make_board, pytest_command
+from pytest_hwcrypto.boards.inner_pytest import pytest_command
 from pytest_hwcrypto.boards.qemu_arm import QemuArmBoard
+from pytest_hwcrypto.boards.registry import make_board
 from pytest_hwcrypto.settings import parse_vm
 from pytest_hwcrypto.vocabulary import BoardKind
 

@@ -1,4 +1,4 @@
-"""cli_bisect_confirm.py: which commits a finished bisection leaves, read from a real git
+"""cli/bisect_confirm.py: which commits a finished bisection leaves, read from a real git
 repository's refs/bisect/*, and the order in which they are confirmed (the board's pairs
 are faked here; tests/board_layer/test_bisect_uml.py measures them on the UML board)."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import cli_bisect_confirm
 from pytest_hwcrypto.ab.document import AbDocument, PairRecord, Side, SliceRecord, save_document
 from pytest_hwcrypto.ab.engine import AbOutcome
 from pytest_hwcrypto.ab.series import SeriesVerdict
 from pytest_hwcrypto.ab.slice import SliceSpec
-from pytest_hwcrypto.cli_ab import AbUsageError
+from pytest_hwcrypto.cli import bisect_confirm as cli_bisect_confirm
+from pytest_hwcrypto.usage import UsageError
 from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict
 
 
@@ -85,13 +85,13 @@ def test_a_skipped_step_next_to_the_first_slow_commit_leaves_both_oldest_first(
 
 def test_an_unfinished_bisection_is_refused_naming_a_commit_left(history: list[str]) -> None:
     _mark("fast", history[2])
-    with pytest.raises(AbUsageError, match=r"has not finished: 4 commit\(s\).*e\.g\. [0-9a-f]{12}"):
+    with pytest.raises(UsageError, match=r"has not finished: 4 commit\(s\).*e\.g\. [0-9a-f]{12}"):
         cli_bisect_confirm.bisection_candidates()
 
 
 def test_no_bisection_says_how_to_go_on(history: list[str]) -> None:
     _git(Path.cwd(), "bisect", "reset")
-    with pytest.raises(AbUsageError, match=r"refs/bisect/bad is missing.*give --commit"):
+    with pytest.raises(UsageError, match=r"refs/bisect/bad is missing.*give --commit"):
         cli_bisect_confirm.bisection_candidates()
 
 
@@ -151,7 +151,7 @@ def test_a_good_file_in_which_nothing_was_measured_is_refused(
     sides = {"A": Side("A", "/good/linux"), "B": Side("B", "/tree/linux")}
     save_document(AbDocument("uml", sides, SliceSpec(1.0, (65536,)), 1, 0.05, 0.05, [10]), empty)
     args = argparse.Namespace(good=str(empty), kernel=None, commit=None, pytest_args=["make"])
-    with pytest.raises(AbUsageError, match="nothing was measured"):
+    with pytest.raises(UsageError, match="nothing was measured"):
         cli_bisect_confirm.bisect_confirm(args)
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto import bisect_image, cli, cli_bisect
+from pytest_hwcrypto import bisect_image, cli
 from pytest_hwcrypto.ab.document import AbDocument, Side, save_document
 from pytest_hwcrypto.ab.engine import AbOutcome
 from pytest_hwcrypto.ab.series import SeriesVerdict
 from pytest_hwcrypto.ab.slice import SliceSpec
+from pytest_hwcrypto.cli import bisect_run, exits
 from pytest_hwcrypto.verdict.paired import PairedComparison, PairedVerdict
 
 KEY = ("afalg", "cbc(aes)", 128, 65536, "encrypt", "cbc(aes-generic)")
@@ -84,7 +85,7 @@ def booted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         )
         return AbOutcome([SeriesVerdict(KEY, 100.0, 100.0, comparison)], 12, "decided")
 
-    monkeypatch.setattr(cli_bisect, "measure_pairs", measure_pairs)
+    monkeypatch.setattr(bisect_run, "measure_pairs", measure_pairs)
     return kernels
 
 
@@ -96,7 +97,7 @@ def _bisect_run(copied: dict[str, Path], *extra: str, build: list[str] = BUILD) 
 def test_without_kernel_the_step_boots_the_image_the_build_wrote_in_the_tree(
     copied: dict[str, Path], booted: list[str]
 ) -> None:
-    assert _bisect_run(copied) == cli_bisect.BISECT_GOOD
+    assert _bisect_run(copied) == exits.BISECT_GOOD
     assert booted == [str(copied["tree"] / "linux")]  # not slow.uml, side B of --good
 
 
@@ -104,7 +105,7 @@ def test_the_copy_that_is_side_b_of_good_is_refused_and_stops_the_bisection(
     copied: dict[str, Path], booted: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = _bisect_run(copied, "--kernel", str(copied["slow"]))
-    assert code == cli_bisect.BISECT_ABORT
+    assert code == exits.BISECT_ABORT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is side B of --good, kept outside the tree" in err[0], err
     assert booted == []
@@ -114,7 +115,7 @@ def test_the_good_kernel_of_side_a_is_never_booted_as_the_step(
     copied: dict[str, Path], booted: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     good_uml = copied["slow"].parent / "good.uml"
-    assert _bisect_run(copied, "--kernel", str(good_uml)) == cli_bisect.BISECT_ABORT
+    assert _bisect_run(copied, "--kernel", str(good_uml)) == exits.BISECT_ABORT
     assert "is side A of --good" in capsys.readouterr().err
     assert booted == []
 
@@ -126,7 +127,7 @@ def test_an_image_older_than_the_build_step_is_refused(
     image.write_text("the previous step's build")
     os.utime(image, (1_000_000_000, 1_000_000_000))
     code = _bisect_run(copied, build=["true"])  # a build that wrote nothing
-    assert code == cli_bisect.BISECT_ABORT
+    assert code == exits.BISECT_ABORT
     assert "before the build step began" in capsys.readouterr().err
     assert booted == []
 
@@ -136,7 +137,7 @@ def test_with_kernel_an_image_the_build_rewrote_is_booted(
 ) -> None:
     build = ["sh", "-c", "mkdir -p out && echo built > out/linux"]
     code = _bisect_run(copied, "--kernel", "out/linux", build=build)
-    assert code == cli_bisect.BISECT_GOOD
+    assert code == exits.BISECT_GOOD
     assert booted == ["out/linux"]
 
 
@@ -165,7 +166,7 @@ def test_a_good_file_in_which_nothing_was_measured_stops_the_bisection(
         copied["work"].parent / "empty.json", copied["slow"], copied["slow"], measured=False
     )
     copied = {**copied, "good": empty}
-    assert _bisect_run(copied) == cli_bisect.BISECT_ABORT
+    assert _bisect_run(copied) == exits.BISECT_ABORT
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nothing was measured" in err[0], err
     assert booted == []

@@ -16,7 +16,7 @@ from pytest_hwcrypto.measure.block_workloads import (
     fio_argv,
 )
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools.dd import DdParseError, parse_dd_summary
+from pytest_hwcrypto.parsers.dd import DdParseError, parse_dd_summary
 from pytest_hwcrypto.vocabulary import MIB, Source
 
 

@@ -19,6 +19,7 @@ from pytest_hwcrypto.report.benchmark_import import (
     results_from_document,
     results_from_pytest_benchmark,
 )
+from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.verdict.compare import (
     Comparison,
     any_failed,
@@ -32,7 +33,6 @@ from pytest_hwcrypto.verdict.compare import (
 from pytest_hwcrypto.verdict.compare_text import (
     format_comparison_lines,
     format_hw_sw_lines,
-    format_mib_s,
 )
 
 DATA = Path(__file__).parent.parent / "data"

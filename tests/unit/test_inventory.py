@@ -14,9 +14,9 @@ from pytest_hwcrypto.kernel.inventory import (
     can_win,
     drivers_of,
     find_driver,
+    flagged_winner_entry,
     format_inventory_table,
     type_family,
-    winner_of,
 )
 from pytest_hwcrypto.kernel.procfs import parse_proc_crypto, read_proc_crypto
 from pytest_hwcrypto.vocabulary import DriverClass
@@ -43,7 +43,7 @@ def inventory(path: Path) -> list[InventoryEntry]:
 
 
 def winner_driver(entries: list[InventoryEntry], name: str) -> str:
-    entry = winner_of(entries, name)
+    entry = flagged_winner_entry(entries, name)
     assert entry is not None, f"{name} has no winner"
     return entry.driver
 
@@ -140,7 +140,7 @@ def test_same_name_different_type_families_each_have_a_winner() -> None:
     entries = inventory(UML)
     lzo = drivers_of(entries, "lzo")
     assert [(e.driver, e.winner) for e in lzo] == [("lzo-scomp", True), ("lzo-generic", True)]
-    found = winner_of(entries, "lzo", family="compression")
+    found = flagged_winner_entry(entries, "lzo", family="compression")
     assert found is not None and found.driver == "lzo-generic"
 
 
@@ -148,7 +148,7 @@ def test_host_lskcipher_and_fixed_time_winners() -> None:
     entries = inventory(HOST)
     assert winner_driver(entries, "aes") == "aes-fixed-time"
     assert winner_driver(entries, "cbc(aes)") == "cbc(ecb(aes-fixed-time))"
-    sha256 = winner_of(entries, "sha256")
+    sha256 = flagged_winner_entry(entries, "sha256")
     assert sha256 is not None and sha256.driver == "sha256-lib" and sha256.priority == 300
 
 
@@ -217,7 +217,7 @@ def test_priority_decides_and_the_class_follows_the_driver() -> None:
     helper = find_driver(entries, "__xts-aes-aesni")
     # Alone under its name, but internal: never handed out by name, so no winner there.
     assert helper is not None and not helper.winner and helper.is_hardware
-    assert winner_of(entries, "__xts(aes)") is None
+    assert flagged_winner_entry(entries, "__xts(aes)") is None
 
 
 def test_tie_goes_to_the_entry_listed_first() -> None:
@@ -246,7 +246,7 @@ def test_untested_or_failed_driver_does_not_win() -> None:
 
 def test_name_without_any_tested_driver_has_no_winner() -> None:
     entries = entries_of(block("rsa", "virtio-crypto-rsa", 150, selftest="unknown"))
-    assert winner_of(entries, "rsa") is None
+    assert flagged_winner_entry(entries, "rsa") is None
     assert not entries[0].winner
 
 
@@ -310,7 +310,7 @@ def test_find_driver_and_drivers_of_when_absent() -> None:
     entries = entries_of(AESNI)
     assert find_driver(entries, "xts-aes-ce") is None
     assert drivers_of(entries, "cbc(aes)") == []
-    assert winner_of(entries, "cbc(aes)") is None
+    assert flagged_winner_entry(entries, "cbc(aes)") is None
 
 
 def test_algorithms_with_multiple_drivers_ignores_internal_and_duplicates() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from pytest_hwcrypto.boards import kmod_build
 from pytest_hwcrypto.boards.base import BoardError
-from pytest_hwcrypto.boards.inner_pytest import make_board
 from pytest_hwcrypto.boards.kmod_build import KmodBuildError, ModuleSource
+from pytest_hwcrypto.boards.registry import make_board
 
 RELEASE = "6.1.0-57-amd64"
 SPEC = ModuleSource("demo", "demo-*.tar.gz", "demo.ko")

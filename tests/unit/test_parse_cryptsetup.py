@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.tools.cryptsetup import PbkdfRecord, UnavailableCipher
-from pytest_hwcrypto.tools.parse import ParseError, parse_text
+from pytest_hwcrypto.parsers.cryptsetup import PbkdfRecord, UnavailableCipher
+from pytest_hwcrypto.parsers.parse import ParseError, parse_text
 
 RAW = Path(__file__).parent.parent / "data" / "paste" / "raw"
 MIB = 2**20

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.tools.fio import FioDisk
-from pytest_hwcrypto.tools.parse import ParsedDocument, parse_text
+from pytest_hwcrypto.parsers.fio import FioDisk
+from pytest_hwcrypto.parsers.parse import ParsedDocument, parse_text
 
 DATA = Path(__file__).parent.parent / "data" / "paste"
 KIB = 1024.0

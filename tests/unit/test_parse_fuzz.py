@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_hwcrypto.model.results import Results
-from pytest_hwcrypto.tools.parse import TOOLS, ParseError, parse_text, to_results
+from pytest_hwcrypto.parsers.parse import TOOLS, ParseError, parse_text, to_results
 
 RAW = sorted((Path(__file__).parent.parent / "data" / "paste" / "raw").glob("*.txt"))
 RAW_TEXTS = [path.read_text(encoding="utf-8") for path in RAW]
@@ -49,7 +49,7 @@ WORDS = [
     "$ openssl speed -evp aes-128-cbc -engine",
     "[root@host ~]# ",
     "9" * 400,
-    # what posts add (tools/normalise.py) and older and newer tool versions print
+    # what posts add (parsers/normalise.py) and older and newer tool versions print
     "**",
     "<br>",
     "&gt; ",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_hwcrypto.tools.openssl_lines import PublicKeyRecord, normalise_name
-from pytest_hwcrypto.tools.parse import ParsedDocument, parse_text
+from pytest_hwcrypto.parsers.openssl_lines import PublicKeyRecord, normalise_name
+from pytest_hwcrypto.parsers.parse import ParsedDocument, parse_text
 
 DATA = Path(__file__).parent.parent / "data" / "paste"
 SIZES = [16, 64, 256, 1024, 8192, 16384]

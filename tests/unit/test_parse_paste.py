@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import pytest_hwcrypto.tools as tools
-from pytest_hwcrypto.tools.commandline import parse_command, strip_prompt
-from pytest_hwcrypto.tools.parse import parse_text
-from pytest_hwcrypto.tools.paste import read_paste
+import pytest_hwcrypto.parsers as parsers
+from pytest_hwcrypto.parsers.commandline import parse_command, strip_prompt
+from pytest_hwcrypto.parsers.parse import parse_text
+from pytest_hwcrypto.parsers.paste import read_paste
 
 ROW = "aes-xts 512b 88.7 MiB/s 54.6 MiB/s"
 
@@ -119,15 +119,15 @@ def test_warnings_name_the_line_of_the_original_text() -> None:
 
 
 def test_parsers_are_the_bottom_layer() -> None:
-    """tools/ imports only itself, vocabulary.py, model/results.py and the standard library
+    """parsers/ imports only itself, vocabulary.py, model/results.py and the standard library
     (import-linter checks the layers; this also keeps third-party packages out)."""
     allowed = (
-        "pytest_hwcrypto.tools",
+        "pytest_hwcrypto.parsers",
         "pytest_hwcrypto.vocabulary",
         "pytest_hwcrypto.model.results",
     )
     stdlib = getattr(sys, "stdlib_module_names", None)  # Python 3.10+
-    for path in Path(tools.__file__).parent.glob("*.py"):
+    for path in Path(parsers.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.tools.parse import ParsedDocument, parse_text, select_table, to_results
+from pytest_hwcrypto.parsers.parse import ParsedDocument, parse_text, select_table, to_results
 from pytest_hwcrypto.verdict import compare
 
 PASTE = Path(__file__).parent.parent / "data" / "paste"

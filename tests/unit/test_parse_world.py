@@ -19,8 +19,8 @@ import pytest
 
 from pytest_hwcrypto.cli import main
 from pytest_hwcrypto.model.results import COMPARE_SCHEMA_FILE, Results, json_schema
-from pytest_hwcrypto.tools import normalise
-from pytest_hwcrypto.tools.parse import ParsedDocument, parse_text, to_results
+from pytest_hwcrypto.parsers import normalise
+from pytest_hwcrypto.parsers.parse import ParsedDocument, parse_text, to_results
 from pytest_hwcrypto.verdict import compare
 
 RAW = Path(__file__).parent.parent / "data" / "paste" / "raw"

@@ -15,10 +15,10 @@ from pytest_hwcrypto.verdict.rules import (
     crossover_findings,
     evaluate_rules,
     hw_loses_to_sw_findings,
+    recorded_winner,
     rule_from_dict,
     rules_from_list,
     winner_not_fastest_findings,
-    winner_of,
 )
 
 MIB = 1024 * 1024
@@ -498,15 +498,15 @@ def uml_measurements(fixed_time: float, generic: float) -> list[Measurement]:
 
 
 def test_winner_of_prefers_the_flag_then_priority() -> None:
-    winner = winner_of("xts(aes)", UML_INVENTORY)
+    winner = recorded_winner("xts(aes)", UML_INVENTORY)
     assert winner is not None and (winner.driver, winner.priority) == (
         "xts(ecb(aes-fixed-time))",
         101,
     )
     unflagged = inventory_items([dict(entry, winner=False) for entry in UML_INVENTORY_JSON[::-1]])
-    winner = winner_of("xts(aes)", unflagged)
+    winner = recorded_winner("xts(aes)", unflagged)
     assert winner is not None and winner.driver == "xts(ecb(aes-fixed-time))"
-    assert winner_of("cbc(aes)", UML_INVENTORY) is None
+    assert recorded_winner("cbc(aes)", UML_INVENTORY) is None
 
 
 def test_winner_twice_as_slow_fails_like_on_the_uml_board() -> None:

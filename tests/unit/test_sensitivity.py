@@ -14,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_hwcrypto.model.results import load_results
-from pytest_hwcrypto.model.sensitivity import blind_below, detectable_drop, format_drop
+from pytest_hwcrypto.model.sensitivity import blind_below, detectable_drop
 from pytest_hwcrypto.model.stats import SampleStats
+from pytest_hwcrypto.units import format_drop
 from pytest_hwcrypto.verdict.compare import compare_measurements, match_key, regressed
 from pytest_hwcrypto.verdict.pooling import pooled_by_key
 

@@ -8,7 +8,8 @@ import pytest
 
 from pytest_hwcrypto.model.results import Finding, Results, Verdict, load_results
 from pytest_hwcrypto.report.summary import Context, differing_drivers, summary_lines
-from pytest_hwcrypto.report.throughput_table import size_label, throughput_tables
+from pytest_hwcrypto.report.throughput_table import throughput_tables
+from pytest_hwcrypto.units import size_label
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

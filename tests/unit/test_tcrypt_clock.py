@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_hwcrypto.measure import tcrypt_runner
-from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
+from pytest_hwcrypto.parsers.tcrypt import TcryptParseError, parse_tcrypt
 
 ARM64_BOOT = (
     "[    0.000000] arch_timer: cp15 timer(s) running at 62.50MHz (virt).\n"

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_hwcrypto.measure import tcrypt_runner
 from pytest_hwcrypto.measure.tcrypt_runner import TcryptRequest, with_levels
-from pytest_hwcrypto.tools.tcrypt import parse_tcrypt
+from pytest_hwcrypto.parsers.tcrypt import parse_tcrypt
 
 MULTIBUFFER_LOG = """\
 tcrypt: testing speed of multibuffer cbc(aes) (cbc-aes-hwcrypto-test-async) encryption

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt
+from pytest_hwcrypto.parsers.tcrypt import TcryptParseError, parse_tcrypt
 
 DATA = Path(__file__).parent.parent / "data"
 

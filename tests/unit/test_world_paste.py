@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto.tools.openssl_lines import normalise_name
-from pytest_hwcrypto.tools.parse import ParsedDocument, ParseError, parse_text
+from pytest_hwcrypto.parsers.openssl_lines import normalise_name
+from pytest_hwcrypto.parsers.parse import ParsedDocument, ParseError, parse_text
 
 WORLD = Path(__file__).parent.parent / "data" / "world" / "paste"
 POSTS = sorted(WORLD.glob("*.txt"))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pytest_hwcrypto.kernel.afalg.resolve import SYNCHRONOUS_TYPES, matches, of_type
 from pytest_hwcrypto.kernel.procfs import CryptoAlg
+from pytest_hwcrypto.units import errno_name
 from pytest_hwcrypto.vocabulary import AlgType, FindingKind
 
 # The crypto commit that masked off-CPU drivers from AF_ALG (named in AfAlgMasked messages).
@@ -372,10 +373,3 @@ def _optmem_max() -> str:
 def alg_and_driver(alg: str, driver: str | None) -> str:
     """How messages name a session: ``cbc(aes) (driver cbc(aes-generic))``, or just the name."""
     return alg if driver in (None, alg) else f"{alg} (driver {driver})"
-
-
-def errno_name(err: int | None) -> str:
-    """``EINVAL`` for 22; messages name errno symbolically."""
-    if err is None:
-        return "an unknown error"
-    return errno.errorcode.get(err, f"errno {err}")

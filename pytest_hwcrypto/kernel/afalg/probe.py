@@ -29,10 +29,10 @@ from pytest_hwcrypto.kernel.afalg.deadline import Hung, call_with_deadline
 from pytest_hwcrypto.kernel.afalg.errors import (
     algif_module,
     check_type,
-    errno_name,
     unavailable_message,
 )
 from pytest_hwcrypto.kernel.afalg.resolve import matches, registrations
+from pytest_hwcrypto.units import errno_name
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, PROC_CRYPTO, AlgType
 
 # Names the generic C code registers on practically every kernel: if none of them binds,

@@ -25,7 +25,7 @@ from typing import Callable
 
 from pytest_hwcrypto.kernel.afalg.base import AfAlgSession
 from pytest_hwcrypto.kernel.afalg.deadline import monotonic
-from pytest_hwcrypto.kernel.afalg.errors import AfAlgError, BadAuthSize, errno_name
+from pytest_hwcrypto.kernel.afalg.errors import AfAlgError, BadAuthSize
 from pytest_hwcrypto.kernel.afalg.probe import DEFAULT_PROBE, Probe
 from pytest_hwcrypto.kernel.afalg.wire import (
     Control,
@@ -37,6 +37,7 @@ from pytest_hwcrypto.kernel.afalg.wire import (
     split,
     submit,
 )
+from pytest_hwcrypto.units import errno_name
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, PROC_CRYPTO, AlgType, Op
 
 # include/crypto/hash.h HASH_MAX_DIGESTSIZE: a read this large always gets the whole digest.

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 
 from pytest_hwcrypto.kernel.afalg.deadline import Hung, call_with_deadline
 from pytest_hwcrypto.kernel.cryptodev import abi
+from pytest_hwcrypto.units import errno_name
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS
 
 DEV_CRYPTO = Path("/dev/crypto")
@@ -66,10 +67,6 @@ def unavailable_reason(path: Path = DEV_CRYPTO) -> str | None:
             f"{os.geteuid()}: run as root or give this user access to it"
         )
     return None
-
-
-def errno_name(number: int) -> str:
-    return errno.errorcode.get(number, str(number))
 
 
 class Buffer:

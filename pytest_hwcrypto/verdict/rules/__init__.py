@@ -61,7 +61,7 @@ from pytest_hwcrypto.verdict.rules.series import (
     best_candidate,
     class_of,
     driver_classes,
-    winner_of,
+    recorded_winner,
 )
 
 __all__ = [
@@ -90,9 +90,9 @@ __all__ = [
     "hw_loses_to_sw_findings",
     "judged_async_jobs",
     "needs_concurrency_findings",
+    "recorded_winner",
     "rule_from_dict",
     "rules_from_list",
     "rules_from_profile",
     "winner_not_fastest_findings",
-    "winner_of",
 ]

@@ -27,7 +27,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from pytest_hwcrypto.model.results import Finding, Measurement
-from pytest_hwcrypto.verdict.compare_text import format_ratio
+from pytest_hwcrypto.units import format_ratio
 from pytest_hwcrypto.vocabulary import FindingKind, Source
 
 # N processes "gained" from this many times one's rate on (well clear of noise: the

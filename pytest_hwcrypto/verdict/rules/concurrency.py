@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from pytest_hwcrypto.model.results import Finding, Measurement
-from pytest_hwcrypto.verdict.compare_text import format_ratio
+from pytest_hwcrypto.units import format_ratio
 from pytest_hwcrypto.verdict.rules import wording
 from pytest_hwcrypto.verdict.rules.model import Inventory, PairPoint
 from pytest_hwcrypto.verdict.rules.series import hw_sw_pairs

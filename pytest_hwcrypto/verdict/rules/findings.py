@@ -18,8 +18,8 @@ from pytest_hwcrypto.verdict.rules.series import (
     algorithms_with_drivers,
     driver_classes,
     hw_sw_pairs,
+    recorded_winner,
     series_crossover,
-    winner_of,
     winner_series,
 )
 from pytest_hwcrypto.vocabulary import DEFAULT_MIN_RATIO, FindingKind
@@ -35,7 +35,7 @@ def winner_not_fastest_findings(
     classes = driver_classes(inventory)
     findings = []
     for algorithm in algorithms_with_drivers(measurements):
-        winner = winner_of(algorithm, inventory)
+        winner = recorded_winner(algorithm, inventory)
         if winner is None:
             continue
         series = winner_series(measurements, Scope(algorithm), winner, classes) or {}

@@ -38,7 +38,7 @@ from pytest_hwcrypto.verdict.rules.series import (
     floor_points,
     missing_side,
     pair_series,
-    winner_of,
+    recorded_winner,
     winner_series,
 )
 from pytest_hwcrypto.vocabulary import (
@@ -144,7 +144,7 @@ class WinnerFastestRule:
         baseline: Results | None = None,
     ) -> RuleOutcome:
         algorithm = self.scope.algorithm or ""
-        winner = winner_of(algorithm, inventory)
+        winner = recorded_winner(algorithm, inventory)
         if winner is None:
             return _no_data(self.label, f"{algorithm}: no registered driver in the inventory")
         series = winner_series(measurements, self.scope, winner, driver_classes(inventory))

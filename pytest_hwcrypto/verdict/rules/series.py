@@ -62,7 +62,7 @@ def class_of(measurement: Measurement, classes: Mapping[str, str]) -> str | None
     return classes.get(measurement.driver or "")
 
 
-def winner_of(algorithm: str, inventory: Inventory) -> Winner | None:
+def recorded_winner(algorithm: str, inventory: Inventory) -> Winner | None:
     """The driver the kernel hands out for `algorithm`: the flagged winner, else top priority."""
     entries = [entry for entry in inventory if entry.name == algorithm and entry.driver]
     flagged = [entry for entry in entries if entry.winner is True]

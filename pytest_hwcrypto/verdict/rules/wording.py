@@ -12,14 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_hwcrypto.model.results import Finding
-from pytest_hwcrypto.model.sensitivity import blind_below, format_drop
+from pytest_hwcrypto.model.sensitivity import blind_below
+from pytest_hwcrypto.units import format_drop, format_mib_s, format_min_ratio, format_ratio
 from pytest_hwcrypto.verdict.compare import Comparison
 from pytest_hwcrypto.verdict.compare_text import (
     could_detect,
     describe_comparison,
-    format_mib_s,
-    format_min_ratio,
-    format_ratio,
     format_regression_values,
 )
 from pytest_hwcrypto.verdict.rules.model import Candidate, GroupKey, PairPoint, Scope, Winner

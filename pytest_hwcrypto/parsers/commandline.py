@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from pytest_hwcrypto.tools.tables import Command
+from pytest_hwcrypto.parsers.tables import Command
 
 # A shell prompt at the start of a line: the part is dropped, the rest kept.
 _PROMPTS = (

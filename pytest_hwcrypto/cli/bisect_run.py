@@ -1,5 +1,5 @@
 """`hwcrypto bisect-run`: one step of `git bisect run` -- build, boot, measure against the
-good kernel in pairs (the engine of `hwcrypto ab`, cli_ab.py), answer good/bad/skip.
+good kernel in pairs (the engine of `hwcrypto ab`, ab/), answer good/bad/skip.
 
 git bisect run reads the exit code: 0 good, 1 bad, 125 skip, >= 128 stops the bisection.
 A step is judged against the midpoint of the drop the good file measured (docs/ab.md).
@@ -11,21 +11,24 @@ import argparse
 import random
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from pytest_hwcrypto.ab.document import SIDES, AbDocument, AbFileError, Side, load_document
-from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
-from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, bisect_side, undecided
-from pytest_hwcrypto.bisect_image import ImageRefused, check_image, tree_image, tree_root
-from pytest_hwcrypto.cli_ab import AbUsageError, checked_board, report, sigterm_as_exit
+from pytest_hwcrypto.ab.commands import (
+    focus_series,
+    measure_pairs,
+    refuse_unmeasured,
+    report,
+    sigterm_as_exit,
+)
+from pytest_hwcrypto.ab.document import AbDocument, AbFileError, Side, load_document
+from pytest_hwcrypto.ab.engine import AbError
+from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict, bisect_side
+from pytest_hwcrypto.bisect_image import ImageRefused, built_image
+from pytest_hwcrypto.cli.exits import BISECT_ABORT, BISECT_BAD, BISECT_GOOD, BISECT_SKIP
+from pytest_hwcrypto.cli.options import add_kernel_option, add_pairs_options
+from pytest_hwcrypto.usage import UsageError
 from pytest_hwcrypto.verdict.compare import parse_fraction
 from pytest_hwcrypto.verdict.paired import escalation_steps
-
-BISECT_GOOD = 0
-BISECT_BAD = 1
-BISECT_SKIP = 125
-BISECT_ABORT = 128  # git bisect run stops on >= 128: a usage error must not read as "bad"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,26 +53,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.set_defaults(func=cmd_bisect_run)
 
 
-def add_kernel_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--kernel",
-        help="the image the build makes (default: the tree's ./linux, "
-        "arch/x86/boot/bzImage or arch/arm64/boot/Image, whichever one exists); "
-        "refused when older than the build step, or when it is --good's side B outside "
-        "the tree",
-    )
-
-
-def add_pairs_options(parser: argparse.ArgumentParser, budget: str, workdir: str) -> None:
-    """How many pairs, where they are kept, how long a boot may take: both commands."""
-    parser.add_argument("--pairs", type=int, help="exactly N pairs")
-    parser.add_argument("--budget", type=float, help=budget)
-    parser.add_argument("--first-pairs", type=int, default=12)
-    parser.add_argument("--max-pairs", type=int, default=40)
-    parser.add_argument("--workdir", default=".hwcrypto-bisect", help=workdir)
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
-
-
 def cmd_bisect_run(args: argparse.Namespace) -> int:
     with sigterm_as_exit():
         return bisect_run(args)
@@ -83,7 +66,7 @@ def bisect_run(args: argparse.Namespace) -> int:
         good = load_document(Path(args.good))
         refuse_unmeasured(good)
         bisect_document(args, good, "")  # the options, checked before anything is built
-    except (AbFileError, AbUsageError, ValueError) as error:
+    except (AbFileError, UsageError, ValueError) as error:
         sys.stderr.write(f"hwcrypto bisect-run: error: {error}\n")
         return BISECT_ABORT
     commit = commit_name()
@@ -116,7 +99,7 @@ def bisect_run(args: argparse.Namespace) -> int:
             focus,
             undecided_of=lambda verdicts: [v for v in verdicts if step_side(v, focus) is None],
         )
-    except (AbError, AbUsageError) as error:
+    except (AbError, UsageError) as error:
         sys.stderr.write(f"hwcrypto bisect-run: {commit}: {error}: skip\n")
         return BISECT_SKIP
     judged = outcome.verdicts
@@ -127,55 +110,6 @@ def bisect_run(args: argparse.Namespace) -> int:
         f"{time.monotonic() - started:.0f} s with the build)\n"
     )
     return code
-
-
-def built_image(kernel: str | None, build_started: float | None, good: AbDocument) -> Path:
-    """The image to boot: --kernel, or the one the build wrote in the tree; refused when
-    the build just run did not make it (bisect_image.py)."""
-    tree = tree_root()
-    image = Path(kernel) if kernel else tree_image(tree)
-    check_image(image, tree, build_started, good.sides["B"].kernel, good.sides["A"].kernel)
-    return image
-
-
-def refuse_unmeasured(good: AbDocument) -> None:
-    """A --good file without a series can never tell a step good or bad: every step would
-    be skipped, and `git bisect run` would build and boot every commit for nothing."""
-    if not good.verdict.get("series"):
-        raise AbUsageError(
-            "--good: nothing was measured in it (no series judged): rerun `hwcrypto ab` "
-            "with algorithms both kernels have"
-        )
-
-
-def measure_pairs(
-    document: AbDocument,
-    path: Path,
-    timeout: float,
-    budget: float | None,
-    focus: dict[SeriesKey, float],
-    undecided_of: Callable[[list[SeriesVerdict]], list[SeriesVerdict]] = undecided,
-) -> AbOutcome:
-    """The pairs of `document` on its board, looking only at the `focus` series."""
-    boards = {
-        side: checked_board(board_args(document), document.sides[side], side) for side in SIDES
-    }
-    slices = BoardSlices(
-        boards,
-        {side: boards[side].kernel_description() for side in SIDES},
-        document.slice,
-        timeout,
-        sys.stderr,
-        settings={s: dict(document.sides[s].config.get("set", {})) for s in SIDES},
-    )
-    return run_ab(
-        document,
-        slices,
-        path,
-        budget_seconds=budget,
-        focus=set(focus),
-        undecided_of=undecided_of,
-    )
 
 
 def step_side(verdict: SeriesVerdict, focus: dict[SeriesKey, float]) -> str | None:
@@ -223,28 +157,6 @@ def bisect_document(args: argparse.Namespace, good: AbDocument, kernel: str) -> 
         alpha=good.alpha,
         steps=steps,
     )
-
-
-def board_args(good: AbDocument) -> argparse.Namespace:
-    return argparse.Namespace(board=good.board, test_drivers=False)
-
-
-def focus_series(good: AbDocument) -> dict[SeriesKey, float]:
-    """The series --good found regressed, with the change it measured: what the bisection
-    is about (empty: all series, judged by the paired verdict)."""
-    focus: dict[SeriesKey, float] = {}
-    for entry in good.verdict.get("series", []):
-        if entry.get("verdict") == "regressed":
-            key = (
-                entry["source"],
-                entry["algorithm"],
-                entry["key_bits"],
-                entry["block_size"],
-                entry["op"],
-                entry["driver"],
-            )
-            focus[key] = float(entry["change"])
-    return focus
 
 
 def commit_name() -> str:

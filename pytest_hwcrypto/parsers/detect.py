@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pytest_hwcrypto.tools import cryptsetup, fio, fio_json, openssl
-from pytest_hwcrypto.tools.paste import Paste, is_blank
-from pytest_hwcrypto.tools.tables import Table
-from pytest_hwcrypto.tools.tcrypt import TcryptParseError, parse_tcrypt, read_tcrypt
+from pytest_hwcrypto.parsers import cryptsetup, fio, fio_json, openssl
+from pytest_hwcrypto.parsers.paste import Paste, is_blank
+from pytest_hwcrypto.parsers.tables import Table
+from pytest_hwcrypto.parsers.tcrypt import TcryptParseError, parse_tcrypt, read_tcrypt
 
 Finder = Callable[[Paste], list[Table]]
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools import openssl_lines as lines
-from pytest_hwcrypto.tools.paste import Paste, is_blank
-from pytest_hwcrypto.tools.tables import Command, Record, Table, finite_rate
+from pytest_hwcrypto.parsers import openssl_lines as lines
+from pytest_hwcrypto.parsers.paste import Paste, is_blank
+from pytest_hwcrypto.parsers.tables import Command, Record, Table, finite_rate
 from pytest_hwcrypto.vocabulary import Op, Source
 
 TOOL = "openssl"

@@ -10,8 +10,8 @@
     hwcrypto lava lab start|stop|status                   # a whole local LAVA lab
 
 The work is in pytest_hwcrypto/lab/; this module reads options and files and turns every
-user mistake into one line on stderr (exit 2), never a traceback. cli.py only registers
-`add_parser`.
+user mistake into one line on stderr (exit 2), never a traceback. cli/__init__.py only
+registers `add_parser`.
 """
 
 from __future__ import annotations
@@ -20,17 +20,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-EXIT_USAGE = 2
-
-
-class LavaCliError(Exception):
-    """A user mistake; printed as one line."""
+from pytest_hwcrypto.usage import UsageError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register `hwcrypto lava` (cli.py lists this in `_SUBCOMMANDS`)."""
+    """Register `hwcrypto lava` (cli/__init__.py lists this in `_SUBCOMMANDS`)."""
     parser = sub.add_parser(
         "lava",
         help="LAVA lab: test definition, job, results read back, a local lab",
@@ -41,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     definition = lava.add_parser("definition", help="the Lava-Test Test Definition 1.0")
     _definition_options(definition)
-    definition.set_defaults(func=_guard(cmd_definition))
+    definition.set_defaults(func=cmd_definition)
 
     job = lava.add_parser("job", help="a LAVA job running the definition on a device type")
     _definition_options(job)
@@ -60,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="qemu: no virtio-crypto offload engine in the guest",
     )
     job.add_argument("--minutes", type=int, default=40, help="job timeout (40)")
-    job.set_defaults(func=_guard(cmd_job))
+    job.set_defaults(func=cmd_job)
 
     results = lava.add_parser("results", help="a finished job's test cases as a results file")
     results.add_argument("--server", metavar="URL", help="the LAVA server (http://host:port)")
@@ -73,7 +69,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(/api/v0.2/jobs/ID/tests/) or `lavacli results ID --yaml`",
     )
     results.add_argument("-o", "--output", metavar="RESULTS.json", help="write it here")
-    results.set_defaults(func=_guard(cmd_results))
+    results.set_defaults(func=cmd_results)
 
     _add_local(lava)
 
@@ -96,27 +92,13 @@ def _definition_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
-Command = Callable[[argparse.Namespace], int]
-
-
-def _guard(func: Command) -> Command:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return func(args)
-        except LavaCliError as error:
-            sys.stderr.write(f"hwcrypto: error: {error}\n")
-            return EXIT_USAGE
-
-    return run
-
-
 def _add_local(lava: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Subcommands that run LAVA on this machine: the guest image, lava-run, the lab."""
     guest = lava.add_parser(
         "guest", help="build (once, cached) the x86-64 QEMU guest: Debian 12 + python3 stack"
     )
     guest.add_argument("--cache", metavar="DIR", help="where images are kept")
-    guest.set_defaults(func=_guard(cmd_guest))
+    guest.set_defaults(func=cmd_guest)
 
     run = lava.add_parser(
         "run",
@@ -137,7 +119,7 @@ def _add_local(lava: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run.add_argument("--cache", metavar="DIR", help="where guest images are kept")
     run.add_argument("--memory", type=int, default=2048, help="guest MiB (2048)")
     run.add_argument("--minutes", type=int, default=40, help="job timeout (40)")
-    run.set_defaults(func=_guard(cmd_run), kcidb_origin=None, install="wheel")
+    run.set_defaults(func=cmd_run, kcidb_origin=None, install="wheel")
 
     lab = lava.add_parser(
         "lab",
@@ -155,7 +137,7 @@ def _add_local(lava: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     lab.add_argument("--output-dir", default="hwcrypto-artifacts/lava-lab", help="submit: where")
     lab.add_argument("--memory", type=int, default=2048, help="submit: guest MiB (2048)")
     lab.add_argument("--minutes", type=int, default=40, help="submit: job timeout (40)")
-    lab.set_defaults(func=_guard(cmd_lab), kcidb_origin=None, install="wheel")
+    lab.set_defaults(func=cmd_lab, kcidb_origin=None, install="wheel")
 
 
 def _definition_spec(args: argparse.Namespace) -> object:
@@ -166,19 +148,19 @@ def _definition_spec(args: argparse.Namespace) -> object:
     try:
         parse_suites(args.suite)
     except ValueError as error:
-        raise LavaCliError(f"--suite: {error}") from None
+        raise UsageError(f"--suite: {error}") from None
     profile_text = None
     if args.profile:
         try:
             load_profile(Path(args.profile))
             profile_text = Path(args.profile).read_text(encoding="utf-8")
         except (ProfileError, OSError) as error:
-            raise LavaCliError(f"--profile: {error}") from None
+            raise UsageError(f"--profile: {error}") from None
     if args.kcidb_origin:
         try:
             parse_kcidb_origin(args.kcidb_origin)
         except ValueError as error:
-            raise LavaCliError(f"--kcidb-origin: {error}") from None
+            raise UsageError(f"--kcidb-origin: {error}") from None
     spec = DefinitionSpec(
         suites=args.suite,
         install=args.install,
@@ -190,7 +172,7 @@ def _definition_spec(args: argparse.Namespace) -> object:
     try:
         spec.check()
     except JobSpecError as error:
-        raise LavaCliError(str(error)) from None
+        raise UsageError(str(error)) from None
     return spec
 
 
@@ -201,7 +183,7 @@ def _write(text: str, output: str | None) -> None:
     try:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as error:
-        raise LavaCliError(f"-o {output}: {error.strerror or error}") from None
+        raise UsageError(f"-o {output}: {error.strerror or error}") from None
     sys.stderr.write(f"hwcrypto lava: wrote {output}\n")
 
 
@@ -234,7 +216,7 @@ def cmd_job(args: argparse.Namespace) -> int:
     try:
         _write(job_yaml(job), args.output)
     except JobSpecError as error:
-        raise LavaCliError(str(error)) from None
+        raise UsageError(str(error)) from None
     return 0
 
 
@@ -251,9 +233,9 @@ def cmd_results(args: argparse.Namespace) -> int:
             token = args.token or os.environ.get("LAVA_TOKEN")
             job = lava_results.fetch_job(args.server, args.job, token)
         else:
-            raise LavaCliError("give --server URL --job ID, or --file PATH")
+            raise UsageError("give --server URL --job ID, or --file PATH")
     except lava_results.LavaResultsError as error:
-        raise LavaCliError(str(error)) from None
+        raise UsageError(str(error)) from None
     sys.stderr.write(lava_results.summary_line(job) + "\n")
     if job.failure is not None:
         return 1
@@ -274,7 +256,7 @@ def cmd_guest(args: argparse.Namespace) -> int:
     try:
         where = lava_local.build_guest(Path(args.cache) if args.cache else None, sys.stderr)
     except lava_local.LocalLavaError as error:
-        raise LavaCliError(str(error)) from None
+        raise UsageError(str(error)) from None
     print(where)
     return 0
 
@@ -288,7 +270,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     reason = lava_local.missing_prerequisites()
     if reason is not None:
-        raise LavaCliError(reason)
+        raise UsageError(reason)
     wheel = _wheel(args)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -307,7 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 job_file, device_file, out, out / "lava-run.log", lava_local.echo
             )
     except lava_local.LocalLavaError as error:
-        raise LavaCliError(str(error)) from None
+        raise UsageError(str(error)) from None
     document = lava_local.cases_document(outcome, "local")
     (out / "cases.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     job = lava_results.read_job_file(out / "cases.json", "local")
@@ -327,10 +309,10 @@ def _wheel(args: argparse.Namespace) -> Path:
     from pytest_hwcrypto.lab import lava_local
 
     if not args.wheel:
-        raise LavaCliError("--wheel PATH is needed: the guest installs the plugin from it")
+        raise UsageError("--wheel PATH is needed: the guest installs the plugin from it")
     wheel = Path(args.wheel).resolve()
     if not wheel.is_file() or wheel.suffix != ".whl":
-        raise LavaCliError(f"--wheel {args.wheel}: not a wheel file")
+        raise UsageError(f"--wheel {args.wheel}: not a wheel file")
     if args.profile == "qemu-strict":
         args.profile = str(lava_local.shipped_profile())
     return wheel
@@ -357,7 +339,7 @@ def _write_qemu_job(
     job_file.write_text(lava_job.job_yaml(spec), encoding="utf-8")
     invalid = lava_local.validate_job(job_file)
     if invalid is not None:
-        raise LavaCliError(f"{job_file}: LAVA's schema refuses it: {invalid}")
+        raise UsageError(f"{job_file}: LAVA's schema refuses it: {invalid}")
     return data, job_file
 
 
@@ -373,7 +355,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         try:
             script = lava_local.script("lava-lab.sh")
         except lava_local.LocalLavaError as error:
-            raise LavaCliError(str(error)) from None
+            raise UsageError(str(error)) from None
         return subprocess.run(["bash", str(script), args.action], check=False).returncode
     wheel = _wheel(args)
     try:
@@ -393,7 +375,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         )
         job = lava_results.fetch_job(lab.url, job_id, lab.token)
     except (lava_local.LocalLavaError, lava_results.LavaResultsError) as error:
-        raise LavaCliError(str(error)) from None
+        raise UsageError(str(error)) from None
     sys.stderr.write(lava_results.summary_line(job) + "\n")
     if job.failure is not None:
         return 1

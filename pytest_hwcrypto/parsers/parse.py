@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_hwcrypto.model.results import Finding, Measurement, Results
-from pytest_hwcrypto.tools import detect, findings, fio, openssl
-from pytest_hwcrypto.tools.paste import Paste, name_tables, read_paste
-from pytest_hwcrypto.tools.tables import Command, ParseError, Record, Table
+from pytest_hwcrypto.parsers import detect, findings, fio, openssl
+from pytest_hwcrypto.parsers.paste import Paste, name_tables, read_paste
+from pytest_hwcrypto.parsers.tables import Command, ParseError, Record, Table
 
 __all__ = ["ParseError", "ParsedDocument", "parse_text", "select_table", "to_results"]
 TOOLS = tuple(detect.TOOL_NAMES)

@@ -19,9 +19,9 @@ import math
 import re
 from typing import Any
 
-from pytest_hwcrypto.tools.fio import TOOL, FioDisk, job_measurement, note_storage
-from pytest_hwcrypto.tools.paste import Paste
-from pytest_hwcrypto.tools.tables import Table, finite_rate
+from pytest_hwcrypto.parsers.fio import TOOL, FioDisk, job_measurement, note_storage
+from pytest_hwcrypto.parsers.paste import Paste
+from pytest_hwcrypto.parsers.tables import Table, finite_rate
 
 _LOOKAHEAD = 6
 _SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgG]?)i?[bB]?\s*$")

@@ -28,9 +28,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_hwcrypto.tools import normalise
-from pytest_hwcrypto.tools.commandline import PROGRAMS, parse_command, strip_prompt
-from pytest_hwcrypto.tools.tables import Command, Table
+from pytest_hwcrypto.parsers import normalise
+from pytest_hwcrypto.parsers.commandline import PROGRAMS, parse_command, strip_prompt
+from pytest_hwcrypto.parsers.tables import Command, Table
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")

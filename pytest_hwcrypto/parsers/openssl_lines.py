@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pytest_hwcrypto.tools.tables import Record, finite_rate
+from pytest_hwcrypto.parsers.tables import Record, finite_rate
 
 DEFAULT_SIZES = (16, 64, 256, 1024, 8192, 16384)
 # OpenSSL before 1.1.0 measured five sizes, without 16384

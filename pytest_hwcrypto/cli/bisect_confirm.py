@@ -18,24 +18,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_hwcrypto.ab.document import AbDocument, AbFileError, Side, load_document
-from pytest_hwcrypto.ab.engine import AbError
-from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict
-from pytest_hwcrypto.bisect_image import ImageRefused
-from pytest_hwcrypto.cli_ab import AbUsageError, report, sigterm_as_exit
-from pytest_hwcrypto.cli_bisect import (
-    BISECT_ABORT,
-    add_kernel_option,
-    add_pairs_options,
-    built_image,
+from pytest_hwcrypto.ab.commands import (
     focus_series,
     measure_pairs,
     refuse_unmeasured,
+    report,
+    sigterm_as_exit,
 )
+from pytest_hwcrypto.ab.document import AbDocument, AbFileError, Side, load_document
+from pytest_hwcrypto.ab.engine import AbError
+from pytest_hwcrypto.ab.series import SeriesKey, SeriesVerdict
+from pytest_hwcrypto.bisect_image import ImageRefused, built_image
+from pytest_hwcrypto.cli.exits import BISECT_ABORT, CONFIRM_ALIKE, CONFIRM_FOUND, CONFIRM_UNTOLD
+from pytest_hwcrypto.cli.options import add_kernel_option, add_pairs_options
+from pytest_hwcrypto.usage import UsageError
 from pytest_hwcrypto.verdict.paired import PairedVerdict, escalation_steps
 
 CONFIRMED, ALIKE, UNTOLD = "different", "alike", "could not tell"
-EXIT_CONFIRMED, EXIT_ALIKE, EXIT_UNTOLD = 0, 1, 3
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,10 +76,10 @@ def bisect_confirm(args: argparse.Namespace) -> int:
     try:
         good = load_document(Path(args.good))
     except AbFileError as error:
-        raise AbUsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     refuse_unmeasured(good)
     if not args.pytest_args:
-        raise AbUsageError("give the build command after --, e.g. -- make ARCH=um -j2 linux")
+        raise UsageError("give the build command after --, e.g. -- make ARCH=um -j2 linux")
     if args.commit:
         candidates = [_git("rev-parse", "--verify", args.commit + "^{commit}")]
     else:
@@ -110,7 +109,7 @@ def bisect_confirm(args: argparse.Namespace) -> int:
         if measured == CONFIRMED:
             if len(candidates) > 1:
                 sys.stderr.write(f"hwcrypto bisect-confirm: {candidate} is the culprit\n")
-            return EXIT_CONFIRMED
+            return CONFIRM_FOUND
         if measured == UNTOLD:
             untold.append(candidate[:12])
     if untold:
@@ -118,8 +117,8 @@ def bisect_confirm(args: argparse.Namespace) -> int:
             f"hwcrypto bisect-confirm: no culprit confirmed; {', '.join(untold)} could not "
             "be told from the parent: more pairs needed, none is named\n"
         )
-        return EXIT_UNTOLD
-    return EXIT_ALIKE
+        return CONFIRM_UNTOLD
+    return CONFIRM_ALIKE
 
 
 def build_images(
@@ -138,10 +137,10 @@ def build_images(
             started = time.time()
             built = subprocess.run(args.pytest_args, check=False)
             if built.returncode != 0:
-                raise AbUsageError(f"building {commit[:12]} failed (exit {built.returncode})")
+                raise UsageError(f"building {commit[:12]} failed (exit {built.returncode})")
             image = built_image(args.kernel, started, good)
             if not image.is_file():
-                raise AbUsageError(f"building {commit[:12]} wrote no {image}")
+                raise UsageError(f"building {commit[:12]} wrote no {image}")
             images[commit] = workdir / f"build-{commit[:12]}.img"
             shutil.copy2(image, images[commit])
     finally:
@@ -178,7 +177,7 @@ def confirm_candidate(
         try:
             outcome = measure_pairs(document, path, args.timeout, args.budget, focus)
         except AbError as error:
-            raise AbUsageError(f"{commit[:12]}: {error}") from None
+            raise UsageError(f"{commit[:12]}: {error}") from None
         measured, word = confirm_word(outcome.verdicts, focus)
         more = outcome.pairs  # the next look doubles the pairs
         cost = more * seconds_per_pair(document)
@@ -253,7 +252,7 @@ def bisection_candidates() -> list[str]:
     new_term, old_term = terms.read_text().split()[:2] if terms.is_file() else ("bad", "good")
     bad = _ref(f"refs/bisect/{new_term}")
     if bad is None:
-        raise AbUsageError(
+        raise UsageError(
             f"no bisection has named a first {new_term} commit here "
             f"(refs/bisect/{new_term} is missing): run `git bisect run` first, or give --commit"
         )
@@ -262,7 +261,7 @@ def bisection_candidates() -> list[str]:
     left = _git("rev-list", "--reverse", bad, "--not", *olds).split()
     untested = [c for c in left if c != bad and c not in skipped]
     if untested:
-        raise AbUsageError(
+        raise UsageError(
             f"the bisection has not finished: {len(untested)} commit(s) between the last "
             f"{old_term} and first {new_term} one were neither tested nor skipped "
             f"(e.g. {untested[0][:12]}): finish `git bisect run` first, or give --commit"
@@ -285,5 +284,5 @@ def _refs(pattern: str) -> list[str]:
 def _git(*argv: str) -> str:
     done = subprocess.run(["git", *argv], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise AbUsageError(f"git {' '.join(argv)}: {done.stderr.strip() or 'failed'}")
+        raise UsageError(f"git {' '.join(argv)}: {done.stderr.strip() or 'failed'}")
     return done.stdout.strip()

@@ -5,23 +5,21 @@ measurement plan each time, in pairs with the order balanced, and judges every s
 the pairs. One kernel can be compared with itself under two configurations: knobs set
 before each slice (`--a-set`/`--b-set`) or kernel command lines (`--a-cmdline`/
 `--b-cmdline`), each side its own boots; a module left out or a driver re-ranked
-(`--b-blacklist`/`--b-prefer`) inside one boot. `hwcrypto bisect-run` (cli_bisect.py)
-steps `git bisect run` with the same engine. cli.py registers `add_parsers`; user mistakes
-raise AbUsageError (one line, exit 2).
+(`--b-blacklist`/`--b-prefer`) inside one boot. `hwcrypto bisect-run` (cli/bisect_run.py)
+steps `git bisect run` with the same engine; what they share is in ab/commands.py. User
+mistakes raise UsageError (one line, exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import random
-import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pytest_hwcrypto.ab.commands import checked_board, report, sigterm_as_exit
 from pytest_hwcrypto.ab.document import (
     SIDES,
     AbDocument,
@@ -29,31 +27,23 @@ from pytest_hwcrypto.ab.document import (
     Side,
     load_document,
     resume_mismatch,
-    save_document,
 )
 from pytest_hwcrypto.ab.engine import AbError, AbOutcome, BoardSlices, run_ab
 from pytest_hwcrypto.ab.series import (
-    any_regressed,
     judge_document,
-    kernel_changes,
-    one_sided_series,
     undecided,
 )
 from pytest_hwcrypto.ab.slice import SliceSpec, parse_setting
-from pytest_hwcrypto.ab.text import format_changes, format_sides, format_table, summary_line
-from pytest_hwcrypto.boards.base import Board, BoardError, kernel_args_from
-from pytest_hwcrypto.boards.kernel_image import bzimage_release
+from pytest_hwcrypto.boards.base import kernel_args_from
+from pytest_hwcrypto.cli.exits import EXIT_FAIL, EXIT_OK
 from pytest_hwcrypto.profile import load_profile
+from pytest_hwcrypto.usage import UsageError
 from pytest_hwcrypto.verdict.compare import parse_fraction
 from pytest_hwcrypto.verdict.paired import DEFAULT_ALPHA, escalation_steps, fewest_pairs
+from pytest_hwcrypto.vocabulary import BoardKind
 
-EXIT_REGRESSED = 1
 DEFAULT_BLOCK_SIZES = "4096,65536"
 BY_NAME_CONFIGS = ("blacklist", "prefer", "cmdline")
-
-
-class AbUsageError(Exception):
-    """A mistake on the command line or in a named file; cli.py prints it as one line."""
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -119,7 +109,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--board", choices=("uml", "qemu"), default="uml")
+    parser.add_argument(
+        "--board", choices=(BoardKind.UML.value, BoardKind.QEMU.value), default=BoardKind.UML.value
+    )
     parser.add_argument("--pairs", type=int, help="exactly N pairs, judged once")
     parser.add_argument(
         "--budget", type=float, help="seconds to spend at most, escalating 12 -> 24 -> 40 pairs"
@@ -168,23 +160,6 @@ def _add_measuring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per boot (600)")
 
 
-@contextlib.contextmanager
-def sigterm_as_exit() -> Iterator[None]:
-    """SIGTERM ends the run through SystemExit, so the board's own cleanup (killing its
-    process group) runs: killed by the default action, a UML board's helper processes were
-    seen outliving hwcrypto ab by over an hour. The pairs so far are in the file already.
-    The caller's handler is put back afterwards."""
-
-    def stop(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def cmd_ab(args: argparse.Namespace) -> int:
     with sigterm_as_exit():
         return _ab(args)
@@ -195,23 +170,23 @@ def _ab(args: argparse.Namespace) -> int:
     kernels: list[str | None] = list(args.kernel)
     if config_mode:
         if args.a_set or args.b_set or args.a_cmdline or args.b_cmdline:
-            raise AbUsageError(
+            raise UsageError(
                 "--b-blacklist/--b-prefer compare inside one boot: --a-set/--b-set and "
                 "--a-cmdline/--b-cmdline need a boot per side, give them in another run"
             )
         if len(kernels) > 1:
-            raise AbUsageError("--b-blacklist/--b-prefer compare one kernel: give --kernel once")
+            raise UsageError("--b-blacklist/--b-prefer compare one kernel: give --kernel once")
         kernels = [kernels[0] if kernels else None] * 2
     elif len(kernels) < 2 and (args.a_set or args.b_set or args.a_cmdline or args.b_cmdline):
         kernels = [kernels[0] if kernels else None] * 2
         args.modules = args.modules * 2
     elif len(kernels) != 2:
-        raise AbUsageError(
+        raise UsageError(
             "give --kernel A --kernel B (or one kernel with --b-blacklist, --b-set or --b-cmdline)"
         )
     modules: list[str | None] = list(args.modules)
     if modules and len(modules) != (1 if config_mode else 2):
-        raise AbUsageError("give --modules once per --kernel, in the same order")
+        raise UsageError("give --modules once per --kernel, in the same order")
     if config_mode:
         modules = [modules[0] if modules else None] * 2
     elif not modules:
@@ -224,7 +199,7 @@ def _ab(args: argparse.Namespace) -> int:
         if args.b_set:
             config_b["set"] = dict(parse_setting(text) for text in args.b_set)
     except ValueError as error:
-        raise AbUsageError(f"--a-set/--b-set: {error}") from None
+        raise UsageError(f"--a-set/--b-set: {error}") from None
     for side_config, option, texts in (
         (config_a, "--a-cmdline", args.a_cmdline),
         (config_b, "--b-cmdline", args.b_cmdline),
@@ -233,7 +208,7 @@ def _ab(args: argparse.Namespace) -> int:
             if texts:
                 side_config["cmdline"] = list(kernel_args_from(texts))
         except ValueError as error:
-            raise AbUsageError(f"{option} {error}") from None
+            raise UsageError(f"{option} {error}") from None
     if args.b_blacklist:
         config_b["blacklist"] = list(args.b_blacklist)
     if args.b_prefer:
@@ -244,10 +219,12 @@ def _ab(args: argparse.Namespace) -> int:
     }
     document = new_document(args, sides)
     if config_mode and document.slice.uses_pytest:
-        raise AbUsageError("--b-blacklist/--b-prefer measure the throughput slice only")
+        raise UsageError("--b-blacklist/--b-prefer measure the throughput slice only")
     path = Path(args.out)
     document = _resume_or_start(document, path, args.resume)
-    boards = {side: checked_board(args, sides[side], side) for side in SIDES}
+    boards = {
+        side: checked_board(args.board, sides[side], side, args.test_drivers) for side in SIDES
+    }
     try:
         if config_mode:
             from pytest_hwcrypto.ab.config_runner import ConfigSlices
@@ -266,8 +243,8 @@ def _ab(args: argparse.Namespace) -> int:
             )
             outcome = run_ab(document, slices, path, budget_seconds=args.budget)
     except AbError as error:
-        raise AbUsageError(f"{error} (pairs so far kept in {path}; rerun with --resume)") from None
-    code = report(document, outcome, path, args.json, _expected_drivers(args.profile))
+        raise UsageError(f"{error} (pairs so far kept in {path}; rerun with --resume)") from None
+    failed = report(document, outcome, path, args.json, _expected_drivers(args.profile))
     side_files = write_side_results(document, path)
     if args.html or args.plot:
         from pytest_hwcrypto.report.document import ReportError, load_inputs, write_report
@@ -280,8 +257,8 @@ def _ab(args: argparse.Namespace) -> int:
                 "hwcrypto ab: A and B",
             )
         except ReportError as error:
-            raise AbUsageError(str(error)) from None
-    return code
+            raise UsageError(str(error)) from None
+    return EXIT_FAIL if failed else EXIT_OK
 
 
 def write_side_results(document: AbDocument, path: Path) -> list[Path]:
@@ -308,33 +285,33 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
         max_drop = parse_fraction(args.max_drop)
         block_sizes = tuple(int(size) for size in args.block_sizes.split(","))
     except ValueError as error:
-        raise AbUsageError(f"--max-drop/--block-sizes: {error}") from None
+        raise UsageError(f"--max-drop/--block-sizes: {error}") from None
     from pytest_hwcrypto.vocabulary import Suite
 
     known = {suite.value for suite in Suite}
     if args.suite not in known:
-        raise AbUsageError(f"--suite {args.suite}: not a suite (known: {', '.join(sorted(known))})")
+        raise UsageError(f"--suite {args.suite}: not a suite (known: {', '.join(sorted(known))})")
     pytest_args = tuple(getattr(args, "pytest_args", ()) or ())
     if args.pairs is not None and args.budget is not None:
-        raise AbUsageError("give --pairs N or --budget S, not both")
+        raise UsageError("give --pairs N or --budget S, not both")
     if not 0.0 < args.alpha < 1.0:
-        raise AbUsageError(f"--alpha {args.alpha}: must be between 0 and 1 (e.g. 0.01)")
+        raise UsageError(f"--alpha {args.alpha}: must be between 0 and 1 (e.g. 0.01)")
     fewest = fewest_pairs(args.alpha)
     if args.pairs is not None:
         if args.pairs < fewest:
-            raise AbUsageError(
+            raise UsageError(
                 f"--pairs {args.pairs}: at --alpha {args.alpha} at least {fewest} pairs can decide"
             )
         steps = [args.pairs]
     else:
         if args.first_pairs < fewest or args.max_pairs < args.first_pairs:
-            raise AbUsageError(
+            raise UsageError(
                 f"--first-pairs must be >= {fewest} (at --alpha {args.alpha}) "
                 "and --max-pairs >= --first-pairs"
             )
         steps = escalation_steps(args.first_pairs, args.max_pairs)
     if args.slice_seconds <= 0:
-        raise AbUsageError("--slice-seconds must be more than 0")
+        raise UsageError("--slice-seconds must be more than 0")
     spec = SliceSpec(
         seconds=args.slice_seconds,
         block_sizes=block_sizes,
@@ -365,17 +342,17 @@ def new_document(args: argparse.Namespace, sides: dict[str, Side]) -> AbDocument
 def _resume_or_start(document: AbDocument, path: Path, resume: bool) -> AbDocument:
     if not path.exists():
         if resume:
-            raise AbUsageError(f"--resume: {path} does not exist")
+            raise UsageError(f"--resume: {path} does not exist")
         return document
     if not resume:
-        raise AbUsageError(f"{path} exists: give --resume to continue it, or another --out")
+        raise UsageError(f"{path} exists: give --resume to continue it, or another --out")
     try:
         existing = load_document(path)
     except AbFileError as error:
-        raise AbUsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     mismatch = resume_mismatch(existing, document)
     if mismatch is not None:
-        raise AbUsageError(f"--resume {path}: {mismatch}")
+        raise UsageError(f"--resume {path}: {mismatch}")
     # The file's seed keeps the schedule; the steps and limits may grow on a rerun.
     existing.steps, existing.max_drop, existing.alpha = (
         document.steps,
@@ -383,31 +360,6 @@ def _resume_or_start(document: AbDocument, path: Path, resume: bool) -> AbDocume
         document.alpha,
     )
     return existing
-
-
-def checked_board(args: argparse.Namespace, side: Side, label: str) -> Board:
-    """The side's board, checked before anything is measured: paths, modules, tools."""
-    for what, given in (("kernel", side.kernel), ("modules", side.modules)):
-        if given is not None and not Path(given).exists():
-            raise AbUsageError(f"{what} {label}: {given} does not exist")
-    if side.kernel and side.modules and args.board == "qemu":
-        release = bzimage_release(Path(side.kernel))
-        if release is not None and release != Path(side.modules).name:
-            raise AbUsageError(
-                f"kernel {label}: {side.kernel} is {release}, but --modules {side.modules} "
-                f"is for {Path(side.modules).name}"
-            )
-    from pytest_hwcrypto.boards.inner_pytest import make_board
-
-    try:
-        # The host's own /lib/modules/<release> is fine here: the QEMU board does not stage it
-        # (boards/qemu.py, is_host_modules_dir).
-        board = make_board(args.board, side.kernel, side.modules, test_drivers=args.test_drivers)
-        board.kernel_args = tuple(side.config.get("cmdline", ()))
-        board.check_prerequisites()
-    except BoardError as error:
-        raise AbUsageError(f"kernel {label}: {error}") from None
-    return board
 
 
 def outcome_of(document: AbDocument) -> AbOutcome:
@@ -430,7 +382,7 @@ def profile_algorithms(profile: str | None) -> tuple[str, ...]:
     try:
         loaded = load_profile(profile)
     except ValueError as error:  # ProfileError: names the file and what is wrong
-        raise AbUsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     named = [str(rule["algorithm"]) for rule in loaded.rules if rule.get("algorithm")]
     named += [expectation.algorithm for expectation in loaded.expectations]
     return tuple(dict.fromkeys(named))
@@ -440,35 +392,3 @@ def _expected_drivers(profile: str | None) -> list[str]:
     if profile is None:
         return []
     return [e.driver for e in load_profile(profile).expectations if e.driver]
-
-
-def report(
-    document: AbDocument, outcome: AbOutcome, path: Path | None, as_json: bool, expected: list[str]
-) -> int:
-    changes = kernel_changes(document)
-    one_sided = one_sided_series(document)
-    vanished = [driver for driver in expected if driver in changes.only_a]
-    regressed = any_regressed(outcome.verdicts)
-    document.verdict = {
-        "pairs": outcome.pairs,
-        "stopped": outcome.stopped,
-        "series": [verdict.to_json() for verdict in outcome.verdicts],
-        "changes": changes.to_json(),
-        "expected_vanished": vanished,
-        "failed": regressed or bool(vanished),
-    }
-    if path is not None:
-        save_document(document, path)
-    if as_json:
-        json.dump(document.verdict, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        lines = format_sides(document.sides)
-        lines += format_table(outcome.verdicts, document.max_drop)
-        lines += format_changes(changes, one_sided)
-        lines += [f"expected driver vanished in B: {driver}" for driver in vanished]
-        lines.append(summary_line(outcome.verdicts, outcome.pairs, outcome.stopped))
-        if path is not None:
-            lines.append(f"hwcrypto ab: every pair and sample in {path}")
-        sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_REGRESSED if document.verdict["failed"] else 0

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from pytest_hwcrypto.model.results import Finding
-from pytest_hwcrypto.tools.fio import busiest_under_volume
-from pytest_hwcrypto.tools.tables import Table
+from pytest_hwcrypto.parsers.fio import busiest_under_volume
+from pytest_hwcrypto.parsers.tables import Table
 from pytest_hwcrypto.vocabulary import FindingKind
 
 STORAGE_UTIL = 95.0

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools.tables import Record
+from pytest_hwcrypto.parsers.tables import Record
 
 SOURCE = "tcrypt"
 

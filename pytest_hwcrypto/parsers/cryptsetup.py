@@ -38,8 +38,8 @@ import re
 from dataclasses import dataclass, field
 
 from pytest_hwcrypto.model.results import Measurement
-from pytest_hwcrypto.tools.paste import Paste, is_blank
-from pytest_hwcrypto.tools.tables import Record, Table, finite_rate
+from pytest_hwcrypto.parsers.paste import Paste, is_blank
+from pytest_hwcrypto.parsers.tables import Record, Table, finite_rate
 from pytest_hwcrypto.vocabulary import Op, Source
 
 TOOL = "cryptsetup"

@@ -4,11 +4,11 @@
     hwcrypto parse cryptsetup-benchmark - --json < bench.txt
     hwcrypto parse openssl-speed post.txt --table 2 --json > table2.json
 
-The parsing itself is pure (pytest_hwcrypto/tools/parse.py); this module reads the file,
+The parsing itself is pure (pytest_hwcrypto/parsers/parse.py); this module reads the file,
 prints, and turns every user mistake -- a missing file, text with no table, a table
 number the post does not have -- into one line on stderr and exit code 2, never a
 traceback.  Warnings (a row cut short, a repeated line) go to stderr and do not change
-the exit code.  It handles its own errors, so cli.py only registers `add_parser`.
+the exit code.  cli/__init__.py registers `add_parser`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from pytest_hwcrypto.model.results import Measurement, Results
-from pytest_hwcrypto.tools.parse import (
+from pytest_hwcrypto.parsers.parse import (
     TOOLS,
     ParsedDocument,
     ParseError,
@@ -27,13 +27,14 @@ from pytest_hwcrypto.tools.parse import (
     select_table,
     to_results,
 )
+from pytest_hwcrypto.units import format_mib_s_as_tools_print
+from pytest_hwcrypto.usage import UsageError
 
-EXIT_USAGE = 2
 _STDIN = "-"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register `hwcrypto parse` (cli.py lists this in `_SUBCOMMANDS`)."""
+    """Register `hwcrypto parse` (cli/__init__.py lists this in `_SUBCOMMANDS`)."""
     parser = sub.add_parser(
         "parse",
         help="read pasted cryptsetup/openssl/fio/tcrypt output into results",
@@ -55,8 +56,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         if args.table is not None:
             results = select_table(results, args.table, name)
     except ParseError as error:
-        sys.stderr.write(f"hwcrypto: error: {error}\n")
-        return EXIT_USAGE
+        raise UsageError(str(error)) from None
     for warning in _warnings(results):
         sys.stderr.write(f"hwcrypto: warning: {warning}\n")
     if args.json:
@@ -121,7 +121,7 @@ def _measurement_lines(rows: list[Measurement]) -> list[str]:
                 f"{m.key_bits}-bit" if m.key_bits is not None else "",
                 f"{m.block_size} B" if m.block_size is not None else "",
                 m.op,
-                f"{_mib(m.bytes_per_second)} MiB/s",
+                f"{format_mib_s_as_tools_print(m.bytes_per_second)} MiB/s",
                 "  ".join(notes),
             )
         )
@@ -139,9 +139,3 @@ def _measurement_lines(rows: list[Measurement]) -> list[str]:
         ).rstrip()
         for row in cells
     ]
-
-
-def _mib(bytes_per_second: float) -> str:
-    """MiB/s as the tools print it: one decimal, more digits only below 1 MiB/s."""
-    mib = bytes_per_second / 2**20
-    return f"{mib:.1f}" if mib >= 1 else f"{mib:.3g}"
