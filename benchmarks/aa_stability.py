@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """(b) A/A stability and (d) suite time: the throughput suite on an unchanged UML board.
 
 Run from the repository root on the host; each run boots a fresh UML board:

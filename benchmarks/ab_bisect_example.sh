@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The worked `git bisect run hwcrypto bisect-run` example on a real kernel tree (issue 33).
 #
 # Needs a Linux 6.1 tree configured for UML and built once, e.g. from Debian's

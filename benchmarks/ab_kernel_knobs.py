@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Add two benchmark knobs to a Linux 6.1 crypto tree (for `hwcrypto ab` benchmarks; GPL-2.0
 like the tree it edits, the project's own lines).
 

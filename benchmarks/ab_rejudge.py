@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every recorded A/B trial's pairs, kept in the repository and judged again at any alpha.
 
 `ab_trials.py` keeps each trial's whole A/B file in its OUT directory (70-400 KB each:

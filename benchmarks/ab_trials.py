@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Trials of `hwcrypto ab` on the UML board, for benchmarks/ab-bisect.md's tables.
 
 Every trial is one whole `hwcrypto ab` run (escalating 10 -> 20 -> 40 pairs) between two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * afalg_loop: the reference C loop for the harness-fidelity benchmark.
  *

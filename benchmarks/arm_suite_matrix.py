@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shipped suites on an ARM board, short settings, one board session per call: what passed,
 what was skipped (and why), what failed, and how long each suite file took. The whole list
 outlasts one board session under TCG on a busy host, so docs/boards.md "Every suite on the ARM

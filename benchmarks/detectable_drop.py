@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The detectable drop of two throughput runs, per block size (benchmarks/detectable-drop.md).
 
     .venv/bin/python benchmarks/detectable_drop.py RUN_A.json RUN_B.json [--sizes 16,4096,65536]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt benchmark: 1 GiB round trips per driver, the suite's read rate against fio, and
 the block layer's cost against AF_ALG for the same driver.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """(b) A/A stability and (c) sensitivity, with a slowdown injected into one driver.
 
 Run inside the QEMU board with the test-only drivers loaded (pytest_hwcrypto/kmod):

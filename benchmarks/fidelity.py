@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """(a) Harness fidelity: the throughput suite's AF_ALG number against a C loop.
 
 Run inside a board (it needs AF_ALG and gcc):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The threaded engine's own cost: one request in flight through a lane pool against the
 single-request loop, on the same AF_ALG transform (issue 36's bar: >= 0.95x).
 

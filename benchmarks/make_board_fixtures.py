@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Results JSON from real board runs, for tests/unit/test_compare_board_fixtures.py.
 
 Run from the repository root on the host (boots three UML boards and one QEMU board):

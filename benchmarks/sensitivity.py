@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """(c) Sensitivity: is a 15 % slowdown of the measuring process flagged?
 
 Run inside a board with cgroup v2 (the UML board mounts it):

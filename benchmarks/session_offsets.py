@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Is a run that is "off as a whole" one session's doing, and which driver's?
 
 Run inside the QEMU board with the test-only drivers loaded (pytest_hwcrypto/kmod):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which kernel image a bisection step boots, and whether the build just run made it.
 
 A step that boots an image its build did not write measures one kernel at every step and

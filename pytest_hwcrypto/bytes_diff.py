@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Comparing a driver's output with the expected bytes, and saying how they differ (pure).
 
 A correctness failure must let a kernel engineer find the bug without re-running anything:

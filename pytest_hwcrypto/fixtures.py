@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fixtures of `pytest --hwcrypto`, thin: each composes objects from the pure modules.
 
 Registered by plugin.py only when --hwcrypto is given, so other projects never see them.

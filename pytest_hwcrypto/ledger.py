@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A journal of what a run changed in the system, so it can be undone even after kill -9.
 
 Every change the plugin makes outside its own process -- a re-ranked driver priority now;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pytest-hwcrypto's pytest plugin: options, ini keys, markers, stash, and what to register.
 
 Wiring only. Without --hwcrypto (or --hwcrypto-vm) the plugin adds its options and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board profiles: what a board must register and how fast its hardware path must be.
 
 A profile is a TOML file (shape: docs/profiles.md). Loading validates

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The state of one `pytest --hwcrypto` run, kept in `config.stash` under RUN_KEY.
 
 "Run" and not "session": pytest's Session, an AF_ALG socket session and a board's inner

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a `pytest --hwcrypto` run says outside its tests, wired to pytest's hooks by plugin.py.
 
 The report header, the results file and HTML report at session end, the terminal summary,

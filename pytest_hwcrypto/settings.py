@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every setting of the plugin, and the one place that decides where its value comes from.
 
 Precedence, highest first: command line > HWCRYPTO_* environment > ini `hwcrypto_*` >

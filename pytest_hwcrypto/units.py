@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How numbers are written for people: throughput in MiB/s, ratios, drops. Pure, at the
 bottom layer, so that every layer words a figure the same way without importing the
 wording module of one command (format_mib_s lived in verdict/compare_text.py, which tied

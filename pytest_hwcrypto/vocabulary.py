@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The words every layer shares: algorithm types, driver classes, sources, kinds, defaults.
 
 The bottom layer (docs/architecture.md): it imports nothing of the project, and every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Measuring alone under pytest-xdist: a lock every test of a run shares, and a measuring
 test takes for itself.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Correctness suite: published vectors and differential cases against every registered driver.
 
 Each driver is bound by its exact driver name, so a test names the one implementation that

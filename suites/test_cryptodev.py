@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """/dev/crypto suite: cryptodev-linux as its users get it, and every driver it can be steered to.
 
 /dev/crypto (cryptodev-linux) is how OpenWrt, Turris OS and Armbian userspace and OpenSSL's

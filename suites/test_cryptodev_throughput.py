@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """/dev/crypto suite, throughput: every driver cryptodev can be steered to, per block size.
 
 Every algorithm cryptodev offers that the kernel serves with two or more drivers (the AES

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The cryptsetup suite: `cryptsetup benchmark` as users run it, and once per kernel driver.
 
 The whole benchmark once, as it stands (every cipher row is the current winner of its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The dmcrypt suite: dm-crypt volumes pinned to each kernel driver of xts(aes) and
 cbc(aes), checked for integrity and measured, beside the bare device under them.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The dmcrypt suite's requests-in-flight dimension: every volume at fio iodepth N, with
 dm-crypt's workqueues and without them, beside the bare device at the same depth.
 

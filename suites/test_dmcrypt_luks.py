@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The dmcrypt suite through cryptsetup: LUKS2 volumes pinned to each xts(aes) driver, a
 wrong key detected, and dm-integrity catching a byte changed on disk.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The dmcrypt suite's fio and dd workloads: what users run on encrypted disks, per driver,
 beside the same workload on the bare loop device in the same boot.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Inventory suite: what the kernel registered, did it pass its self-test, is what the board
 needs there, and which driver wins each algorithm.
 

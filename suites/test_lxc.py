@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The lxc suite: crypto devices passed into LXC containers the way users do it, and the
 same checks inside the container as on the host.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The openssl suite: OpenSSL's own software against each kernel driver via the afalg engine.
 
 `openssl speed -elapsed -evp CIPHER -mr -bytes B -seconds S` over --hwcrypto-block-sizes,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Throughput suite: is the driver the kernel hands out the fast one, and does hardware beat
 software where the board profile says it must?
 

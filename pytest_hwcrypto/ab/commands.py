@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What `hwcrypto ab`, bisect-run and bisect-confirm share: each side's board checked
 before anything is measured, the pairs measured on a focus, the report of a finished
 document, SIGTERM ended through the boards' cleanup, and what a good file found

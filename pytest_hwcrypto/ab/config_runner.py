@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One kernel, two configurations, no reboot: `hwcrypto ab --b-blacklist M` / `--b-prefer D`.
 
 The board boots once; inside it `python -m pytest_hwcrypto.ab.config_runner` runs the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The results file of an A/B run: both sides, every slice with every sample, the pairing
 and the order -- written after every pair, so a run cut off keeps what it measured and a
 rerun with the same file resumes where it stopped.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The A/B loop: pairs of slices in balanced order, judged at each step, escalated while
 some series cannot be told yet and the budget allows, saved after every pair.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which side goes first in each pair (pure).
 
 Order matters on a machine whose speed drifts: if A always ran first, a board that gets

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """From the slices of an A/B run to verdicts per series and what changed between kernels (pure).
 
 A *series* is one measured path and driver (source, algorithm, key size, block size, op,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One slice of an A/B run, measured inside a booted board: `python -m pytest_hwcrypto.ab.slice`.
 
 Every boot of `hwcrypto ab` runs this: read /proc/crypto, measure the same plan as the

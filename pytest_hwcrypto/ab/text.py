@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What `hwcrypto ab` prints: one row per series, then what changed between the kernels (pure)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt tables (pure): the line that pins a volume to one driver, and reading it back.
 
 `capi:<driver>-<ivmode>` makes dm-crypt allocate exactly that kernel driver (it splits the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The transient dm devices cryptsetup makes while it runs, known before it runs.
 
 `cryptsetup luksFormat --integrity` wipes the new volume through a temporary device it

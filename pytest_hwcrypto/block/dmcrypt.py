@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt volumes through `dmsetup create` with raw tables, pinned to one driver and
 proven to run it.
 

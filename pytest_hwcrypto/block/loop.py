@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Loop devices on sparse backing files in the plugin's own directory.
 
 The backing file is created (sparse: `truncate`, no bytes written) and recorded in the

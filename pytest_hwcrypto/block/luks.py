@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt volumes made by `cryptsetup`: LUKS2 (optionally with dm-integrity) and plain.
 
 The kernel sees the same dm-crypt target as with a raw table (block/dmcrypt.py); what

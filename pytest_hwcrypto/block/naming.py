@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Names of what the plugin creates: `hwcrypto-<run id>-<n>`, unique per run and boot.
 
 The run id is this process's ledger identity (pid and boot), so two runs at once never

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Seeded patterns written to and read back from block devices, in chunks.
 
 A volume's pattern can be larger than the board's memory (256 MiB by default, beside a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a plain dm-crypt volume's sectors hold, recomputed with pyca `cryptography`.
 
 A plain volume (no header) is, per encryption sector of `sector_size` bytes, the

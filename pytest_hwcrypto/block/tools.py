@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Running losetup and dmsetup, and saying why block devices cannot be made here.
 
 One concern: the external commands. Every failure becomes a BlockError whose message is

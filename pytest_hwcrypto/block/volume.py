@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A dm-crypt volume on its own loop device: made, reopened and torn down as one.
 
 `VolumeMaker.open(driver, key_bits, sector_size, size)` attaches a loop device to a fresh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What differs between the ARM boards: Debian architecture, kernel flavour, QEMU machine,
 qemu-user binfmt entry, cross compiler, and the CPU crypto drivers the kernel has.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM boards' base system (Debian 12 for arm64 or armhf), built on the host: no
 maintainer script runs, so nothing is emulated but one static `ldconfig`.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Superseded ARM board builds leave the cache on their own.
 
 Each architecture's cache directory (`~/.cache/pytest-hwcrypto/arm/<arch>/`) holds what

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM boards' initramfs: busybox, the few modules that reach the root filesystem, and
 an /init that mounts it and hands over to the board's guest script.
 

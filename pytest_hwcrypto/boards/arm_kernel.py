@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Debian's kernel for an ARM board: image, modules and headers, fetched and cached.
 
 The packages come through a private APT configuration (boards/private_apt.py), so the

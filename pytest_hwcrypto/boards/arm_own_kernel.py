@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A developer's own ARM kernel (`--hwcrypto-kernel` + `--hwcrypto-modules`), checked
 before the board boots it.
 

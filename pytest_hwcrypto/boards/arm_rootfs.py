@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM boards' root filesystem: Debian with python3, the tools and the plugin as users
 install it, in an ext4 image built once and cached.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What every virtual board does: boot a kernel, run one command inside, bring results back.
 
 A board sees the host's root filesystem read-only, plus one writable host directory (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The console of a virtual board: one pexpect wrapper and a scanner for kernel trouble.
 
 Every board (UML, QEMU) prints its console on the host process's stdout. The guest script

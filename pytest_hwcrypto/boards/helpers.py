@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Host programs a board starts, found in the Python environment that runs the plugin.
 
 virtme-ng is a Python package: `pip install` puts `vng` and `virtme-run` in the

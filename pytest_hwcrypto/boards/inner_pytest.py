@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Run a pytest session inside a virtual board and bring its result files back to the host.
 
 The outer session (on the host) boots the board and runs the same pytest command inside,

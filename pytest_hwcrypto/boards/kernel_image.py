@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Kernel images the QEMU board boots: which Debian kernel is the default, the release a
 bzImage carries, and the uncompressed PVH vmlinux that saves TCG the decompression.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The one build path for out-of-tree kernel modules a board loads (cryptodev-linux first).
 
 A module is built on the host, before boot, for exactly the kernel the board boots: its

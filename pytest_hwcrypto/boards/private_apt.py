@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Debian packages of another architecture, fetched without touching the host's APT or dpkg.
 
 APT runs with every directory of its own under the cache (sources list, package lists,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """QEMU board: a stock x86-64 kernel with AES-NI and a virtio-crypto offload engine.
 
 This is the board for driver diversity. Under QEMU's TCG with `-cpu max` the guest CPU has

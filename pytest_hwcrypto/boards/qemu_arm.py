@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """QEMU ARM boards (`qemu-arm64`, `qemu-armhf`): the CPU crypto drivers ARM lab boards run.
 
 Debian's kernel for the architecture (boards/arm_kernel.py, fetched with a private APT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which board class boots each board kind: one mapping from the vocabulary's BoardKind,
 used by the plugin (--hwcrypto-vm, boards/runner.py) and the command line (hwcrypto vm,
 hwcrypto ab) alike. A new board is one entry here and one word in BoardKind."""

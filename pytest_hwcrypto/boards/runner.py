@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Entry points that run something inside a virtual board and report what happened.
 
 Used by `pytest --hwcrypto-vm=...` and by `hwcrypto vm`. Every run names the kernel it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """User-mode Linux board: a real kernel crypto API at native speed, booted in seconds.
 
 Debian's user-mode-linux ships /usr/bin/linux.uml and its modules under

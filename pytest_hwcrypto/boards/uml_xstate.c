@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Preloaded into Debian's linux.uml (6.1) on hosts whose CPUs have more XSAVE state than
  * AVX (AVX-512, AMX, PKRU, MPX). Part of pytest-hwcrypto; see boards/uml_xstate.py.

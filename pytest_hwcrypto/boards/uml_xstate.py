@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Make Debian's UML kernel (6.1) run on hosts with more FPU state than AVX.
 
 UML restores a guest process's FPU registers with PTRACE_SETREGSET and an XSAVE buffer

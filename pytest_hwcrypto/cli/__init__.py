@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The `hwcrypto` command: inventory, virtual boards, comparisons and measurements.
 
 One module per subcommand, each with `add_parser` (registered in `_SUBCOMMANDS`) and its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`python -m pytest_hwcrypto.cli`: the `hwcrypto` command without its console script."""
 
 import sys

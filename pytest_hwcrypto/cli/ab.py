@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto ab`: did this kernel make it worse? (ab/, docs/ab.md)
 
 `ab` boots kernel A and kernel B alternately on a virtual board, a short slice of the same

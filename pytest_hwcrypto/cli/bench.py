@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto bench`: one measurement through AF_ALG, or a tcrypt run."""
 
 from __future__ import annotations

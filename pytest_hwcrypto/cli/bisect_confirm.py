@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto bisect-confirm`: after `git bisect run`, each candidate culprit against its
 parent, in pairs, with the slice of the good file.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto bisect-run`: one step of `git bisect run` -- build, boot, measure against the
 good kernel in pairs (the engine of `hwcrypto ab`, ab/), answer good/bad/skip.
 

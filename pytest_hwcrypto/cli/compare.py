@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto compare`: two results files, for regressions or HW against SW."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every exit code of the `hwcrypto` command, in one place.
 
 Commands return EXIT_OK or EXIT_FAIL (a verdict that failed); a user's mistake raises

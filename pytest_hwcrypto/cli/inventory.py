@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto inventory`: the registered crypto implementations, classed."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto lava ...`: run the suites in a LAVA lab and read the results back.
 
     hwcrypto lava definition --wheel URL > hwcrypto.yaml       # Lava-Test Test Definition 1.0

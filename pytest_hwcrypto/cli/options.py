@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Options that more than one command takes, defined once (bisect-run, bisect-confirm)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto parse TOOL FILE|-`: read pasted tool output into results (schema pytest-hwcrypto/1).
 
     hwcrypto parse auto post.txt                 # every table of a forum post, as text

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto report`: plot and HTML report of results files."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto sweep`: undo what a killed run recorded doing."""
 
 from __future__ import annotations

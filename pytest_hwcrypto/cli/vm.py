@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto vm`: boot a virtual board and run a command or pytest in it."""
 
 from __future__ import annotations

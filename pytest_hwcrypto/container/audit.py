@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Container configs on this system that restrict no devices.
 
 A container whose config (with everything it includes) has no `devices.deny = a` gets

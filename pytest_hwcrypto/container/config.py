@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The LXC configuration of a container, written the way a user passes a device through.
 
 Pure: a `ContainerSpec` in, the config text and the autodev hook script out. The recipe

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LXC containers the plugin makes: create, start, run commands, stop, destroy, undo.
 
 Every container is named `hwcrypto-<run id>-<n>` (block/naming.py) and written to the

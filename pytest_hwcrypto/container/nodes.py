@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the host has: a device node's numbers and mode (from stat, never assumed), which
 cgroup hierarchies hold the devices controller, and the directories python needs inside."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The checks run the same way on the host and inside a container, one JSON line out.
 
 `python -m pytest_hwcrypto.container.probe WHAT ARGS...` -- the lxc suite runs it with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Asking container.probe questions many times without starting python each time.
 
 Under QEMU's TCG a python start with the plugin imported costs seconds, and a suite asks

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A container's root filesystem: busybox-static for the shell and init, the host's own
 directories (read-only binds, container.nodes.python_inside) for python3 and the plugin.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Running the lxc-* tools: one pexpect wrapper, every command logged.
 
 lxc-attach wants a terminal (it allocates a pty for the attached process when it has one,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Can AF_ALG reach this kernel's asynchronous drivers? Asked of the kernel itself, once.
 
 Kernels from v7.2 on (crypto commit 7524070f26d8, also backported by distributions) hand

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which drivers the correctness suite checks, and binding them so they exist.
 
 /proc/crypto lists a template instance (cbc(aes-generic), xts(ecb(aes-fixed-time)), ...)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The name table's building block, and its generic and deliberately-unknown rules.
 
 A :class:`ClassRule` names the modules and driver-name patterns (shell-style, matched on the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Name-table rules of CPU instructions and architecture-specific code (arch/*/crypto).
 
 ``cpu-accel`` covers both crypto instructions (AES-NI, ARMv8 CE, CPACF, Zvkned...) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Name-table rules of devices the CPU hands requests to (drivers/crypto, vendor BSPs).
 
 Offload rules come before the CPU rules, so that ``cbc-aes-sun8i-ce`` is the Allwinner

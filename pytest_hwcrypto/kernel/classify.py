@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tell what kind of implementation a /proc/crypto driver is, from its names alone.
 
 ``generic``   portable C in the crypto tree (``aes-generic``, ``sha256-generic``, templates

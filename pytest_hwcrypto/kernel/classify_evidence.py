@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Class every driver of a /proc/crypto listing from evidence, and say which evidence decided.
 
 The name table (``classify.py``) knows names. A listing says more than names, and a live

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The kernel's crypto_user netlink interface: read a driver's flags, change its priority.
 
 NETLINK_CRYPTO (21), served by `crypto_user.ko`. Two requests matter here:

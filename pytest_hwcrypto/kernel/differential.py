@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Differential cases: seeded random inputs, and what OpenSSL (via pyca) says they must give.
 
 Pure: no kernel is touched here. The correctness suite feeds each case to every driver of

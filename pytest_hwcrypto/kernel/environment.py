@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What else a run's numbers depend on: the CPU, the kernel config, the tools, the plugin.
 
 Written into the results file (`environment`, `kernel.config_sha256`) so two result files

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read what the running kernel says about its crypto drivers beyond /proc/crypto.
 
 * sysfs: ``/sys/module/<m>/drivers/<bus>:<name>`` links a module to the bus drivers it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Facts about the running kernel that decide what the crypto suites can check.
 
 Everything is read from files under a ``root`` directory (``/`` on a real system), so tests

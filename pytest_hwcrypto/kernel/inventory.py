@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The crypto inventory: every /proc/crypto entry with its class and whether it wins.
 
 The *winner* of an algorithm name is the implementation the kernel hands out when someone

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read the running kernel's build configuration and answer crypto questions about it.
 
 Sources, in the order tried: ``/proc/config.gz`` (CONFIG_IKCONFIG_PROC),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The kernel's log as it is now (/dev/kmsg), for naming the kernel's own words in a failure.
 
 /dev/kmsg hands out one record per read ("6,339,5140900,-;alg: ... failed\\n" plus

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Find kernel modules that modprobe configuration keeps from loading.
 
 Two ways to disable a module are recognised, as kmod reads them:

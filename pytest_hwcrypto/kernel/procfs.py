@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Parse ``/proc/crypto`` into typed records -- as the kernel writes it and as people paste it.
 
 The kernel prints one block per registered algorithm implementation ("driver"): lines of

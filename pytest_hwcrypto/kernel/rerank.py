@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Make one driver the winner of its algorithm name for a while, and put priorities back.
 
 cryptodev, OpenSSL's afalg engine, `cryptsetup benchmark` and dm-crypt without `capi:`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The test-only drivers of pytest_hwcrypto/kmod (module hwcrypto_test): their names and parameters.
 
 The module registers four drivers that are correct by default and can be made wrong or

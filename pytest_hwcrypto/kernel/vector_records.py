@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The text format of NIST CAVP and pyca vector files, and deterministic sampling (pure).
 
 "KEY = ..." lines, records separated by blank lines (or by a repeated field), "[...]"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Known-answer vectors for kernel algorithms, read from the installed `cryptography_vectors`.
 
 pyca's `cryptography_vectors` package ships NIST CAVP response files and RFC test vectors

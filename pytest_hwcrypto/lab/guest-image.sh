@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A small x86-64 LAVA guest for the QEMU device type: Debian 12 (minbase) with python3 and
 # the Python stack lab images carry (python3-pytest, -benchmark, -xdist, -pexpect,
 # -cryptography, -cryptography-vectors, python3-venv), the crypto/ATA/virtio modules of one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A run as KernelCI's KCIDB I/O data, schema v5.3 (pure): what `--hwcrypto-kcidb` writes.
 
 KCIDB stores checkouts (the kernel source), builds (one kernel binary) and tests (one run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A whole LAVA lab on this machine, on 127.0.0.1 only, from Debian 12's packages and without
 # systemd: PostgreSQL, lava-server (gunicorn), the scheduler, the publisher, one lava-worker
 # with lava-dispatcher and one QEMU device (x86-64, TCG). For CI and for trying a job before

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LAVA test definitions and jobs that run the shipped suites on a lab's boards (pure).
 
 `definition(spec)` is a Lava-Test Test Definition 1.0: it installs the plugin on the device

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LAVA on this machine: the QEMU guest image, `lava-run` without a server, the local lab.
 
 `hwcrypto lava run` is what CI runs: build (or find) the guest image, serve the wheel to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A finished LAVA job's test cases back to a results file (pure, plus one HTTP reader).
 
 Where the cases come from:

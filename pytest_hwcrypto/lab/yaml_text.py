@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A small YAML writer for LAVA jobs and test definitions (pure).
 
 The plugin does not depend on PyYAML; what LAVA reads here is plain mappings, lists,

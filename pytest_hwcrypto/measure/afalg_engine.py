@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """AF_ALG as a measurement engine: sessions bound by exact driver name, timed request loops.
 
 The timing loop is the AF_ALG session's fast path (kernel/afalg `crypt_loop` and

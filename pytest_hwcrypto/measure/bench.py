@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One measurement of one driver: `hwcrypto bench afalg`, the same engine and loop as the suite."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """fio and dd workloads on a block device: a dm-crypt volume or the bare loop device.
 
 What users run on encrypted disks, measured on the same devices as the dmcrypt engine:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Why a throughput run went over its --hwcrypto-budget through no fault of its pacing.
 
 The budget test of the throughput suite fails a run that overshoots; two overshoots are

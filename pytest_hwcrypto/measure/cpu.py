@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """CPU accounting for throughput samples: what the measured work cost the CPUs.
 
 An offload engine's point is not only speed: while the device works, the CPU is free. Two

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """/dev/crypto (cryptodev-linux) as a measurement engine: sessions proven by CIOCGSESSINFO.
 
 cryptodev opens a session by algorithm *name* and the kernel hands it the name's winner, so

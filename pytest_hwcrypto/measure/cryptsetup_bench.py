@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cryptsetup benchmark`, run once per kernel driver of each cipher it measures.
 
 cryptsetup measures a cipher through AF_ALG by its kernel name (`cbc(aes)`, `xts(aes)`),

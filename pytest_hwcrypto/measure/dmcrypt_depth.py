@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt at I/O depth N: how many requests the cipher gets in flight from the disk path.
 
 dm-crypt submits one cipher request per encryption sector and, for an asynchronous driver,

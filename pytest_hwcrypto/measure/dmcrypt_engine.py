@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt as a measurement engine: O_DIRECT reads and writes on a volume pinned to one
 driver, and the same workload on a bare loop device for comparison.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How much of a dm-crypt volume the dmcrypt suite's integrity check can afford (pure).
 
 The check writes a seeded pattern through the volume, reads it back through a fresh open

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The measurement-engine seam: what every path that moves bytes through a kernel driver offers.
 
 AF_ALG is one such path today (measure/afalg_engine.py); dm-crypt, cryptsetup benchmark,

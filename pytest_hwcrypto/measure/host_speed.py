@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How fast this CPU runs plain user-space code right now: the yardstick that lets paired
 kernel comparisons cancel a shared host's load.
 

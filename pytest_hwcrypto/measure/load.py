@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Background load while measuring: `--hwcrypto-load=cpu:N`, like `stress -c N`.
 
 A user's Kirkwood mv_cesa comparison (dm-crypt with and without the engine) was repeated

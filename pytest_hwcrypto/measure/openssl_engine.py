@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`openssl speed` as a measurement engine: OpenSSL's own software, and each kernel driver
 through OpenSSL's afalg engine.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Requests in flight: N submitters on one driver at once, for engines that are queued.
 
 An offload engine is asynchronous: it holds several requests at once (sun8i-ce has four

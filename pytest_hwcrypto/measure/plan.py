@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The measurement plan (pure): in which order to measure, and for how long.
 
 Each answered here without touching a kernel, so that it can be unit-tested:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Run a measurement plan through an engine: interleaved samples in, Measurements out.
 
 Engine-agnostic (measure/engine.py is the seam): AF_ALG today, any other path that

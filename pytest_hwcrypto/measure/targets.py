@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What to measure (pure): the drivers of every algorithm the kernel serves with a choice.
 
 Every algorithm the kernel can serve with two or more drivers is measured on all of them

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tcrypt, the kernel's in-kernel speed test: `modprobe tcrypt mode=... alg=... sec=...`.
 
 tcrypt allocates transforms inside the kernel, so it reaches drivers that AF_ALG cannot

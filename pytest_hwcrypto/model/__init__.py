@@ -1,1 +1,2 @@
+# SPDX-License-Identifier: MIT
 """The data every layer passes around: Measurement, Finding, Verdict, Results, SampleStats."""

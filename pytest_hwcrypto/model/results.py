@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The results JSON model (schema "pytest-hwcrypto/1"; docs/architecture.md, "Results JSON").
 
 One file carries what a session (or `hwcrypto parse`) learnt: the kernel, the /proc/crypto

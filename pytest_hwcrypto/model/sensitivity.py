@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How large a drop a regression verdict on two sample sets could have seen (pure).
 
 The regression verdict (verdict/compare.py `regressed`) flags a drop only when it is

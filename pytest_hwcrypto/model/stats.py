@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Sample statistics for throughput measurements (pure: numbers in, numbers out).
 
 Throughput on the boards this plugin runs on is noisy (10 x 0.5 s samples of one driver

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Recognise the command line above a table and read its flags (pure: text in, Command out).
 
 People paste the command with its prompt (`$ `, `[root@host ~]# `, `root@box:~# `) more

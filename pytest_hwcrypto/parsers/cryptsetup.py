@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read `cryptsetup benchmark` output, 1.x and 2.x, as pasted (pure: Paste in, Tables out).
 
 What the tool prints (lib/utils_benchmark.c and src/cryptsetup.c), and what becomes what:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dd's closing summary (pure): how many bytes it copied and in how long.
 
 GNU dd ends with `<bytes> bytes (<rounded>) copied, <seconds> s, <rate>` on stderr. The

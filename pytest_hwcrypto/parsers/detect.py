@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which tool printed which part of a post: the finders of every tool, and `auto` (pure).
 
 `hwcrypto parse auto` hands a whole post over as it is.  Every tool's finder looks for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Findings a pasted post supports on its own, without a kernel (pure: Tables in).
 
 * ``cpu-time-not-elapsed`` -- an openssl run names an engine but times without

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read fio's human ("normal") output as pasted: one Table per fio run (pure).
 
 fio 3.x prints, per run (stat.c)::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read fio's ``--output-format=json`` as pasted, prose and all around it (pure).
 
 A JSON document is found where a line starts with ``{`` and the next lines name ``"fio

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Undo what the web and the locale do to tool output, line by line (pure: text in, text out).
 
 Every parser reads the lines `paste.read_paste` hands it; this module is the stage in

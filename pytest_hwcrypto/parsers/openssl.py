@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Read `openssl speed` output as pasted: every run a Table (pure: Paste in, Tables out).
 
 The line formats are in openssl_lines.py.  Here they are grouped into runs and turned

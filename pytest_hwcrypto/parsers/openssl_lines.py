@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The lines `openssl speed` prints, one pattern each, and what they are worth (pure).
 
 apps/speed.c in OpenSSL 1.1 and 3.x prints, per run:

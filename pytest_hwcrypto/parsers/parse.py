@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Parse a pasted post into tables, measurements, records and findings (pure: text in).
 
 The one entry point behind `hwcrypto parse`:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turn a pasted post into clean lines, and name the tables found in it (pure).
 
 What a forum or a bug tracker does to tool output, and what is undone here:

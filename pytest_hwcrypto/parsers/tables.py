@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The shapes every paste parser returns: a table, its typed records, and the one error.
 
 A pasted post is cut into *tables*: one run of one tool (a `cryptsetup benchmark`, an

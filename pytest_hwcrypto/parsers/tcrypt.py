@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Parse tcrypt speed results from the kernel log (pure: text in, Measurements out).
 
 `modprobe tcrypt mode=N sec=S` (CONFIG_CRYPTO_TEST, CONFIG_CRYPTO_BENCHMARK since 2025)

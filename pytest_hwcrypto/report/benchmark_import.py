@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reading pytest-benchmark's saved JSON as Results, so it can serve as a baseline.
 
 This reads a document format and judges nothing, so it lives beside the results model

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto report` and `--hwcrypto-html` end to end: files in, PNG and HTML out.
 
 The one place of the report that touches the file system; shaping, drawing and HTML are

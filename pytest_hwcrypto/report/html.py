@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The self-contained HTML report (pure: ReportData and PNG bytes in, one string out).
 
 Fit to attach to a bug: one file, inline CSS, the figure embedded as a `data:` URI, no

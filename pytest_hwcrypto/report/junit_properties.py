@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """JUnit properties of a test case and of the test suite (pure: names and values only).
 
 A test case that measured (or judged) throughput carries, for each measurement it is

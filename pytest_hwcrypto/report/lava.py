@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LAVA test cases of a run: names, grouping and the lines LAVA reads (pure).
 
 LAVA's test shell reads results from the console: `<LAVA_SIGNAL_TESTSET START name>`,

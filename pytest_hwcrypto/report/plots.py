@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Drawing a report's panels with matplotlib (Agg: no display, no GUI toolkit).
 
 Only drawing lives here; what is drawn was decided in report/shaping.py.  One figure

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Collects what a run learnt (measurements, findings, verdicts) for --hwcrypto-json.
 
 Typed all the way: suites add the model's Measurement, Finding and Verdict records, and

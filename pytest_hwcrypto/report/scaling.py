@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Throughput against requests in flight, per driver (pure): what --hwcrypto-concurrency shows.
 
 One table per measured path and block size that was measured at two or more levels N: a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a report shows, as plain data (pure: Results in, panels and rows out).
 
 `hwcrypto report` and `--hwcrypto-html` draw and write what this module decides, so the

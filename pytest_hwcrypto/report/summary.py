@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The end-of-run summary of `pytest --hwcrypto` (pure: Results in, lines out).
 
 What a kernel-CI engineer reads first: per algorithm path, one row per driver with its

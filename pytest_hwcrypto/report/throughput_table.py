@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Throughput as tables: per algorithm path, one row per driver, MiB/s per block size (pure).
 
 The terminal summary, the JUnit properties and the LAVA test cases all read a results

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Deprecated: the paste parsers are pytest_hwcrypto.parsers now. Importing
 pytest_hwcrypto.tools (or any pytest_hwcrypto.tools.X) warns and hands out the same
 module objects as pytest_hwcrypto.parsers, so old imports keep working for a release."""

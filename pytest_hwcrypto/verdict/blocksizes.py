@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Block-size ranges as written in board profiles and on the command line.
 
 Accepted forms (whitespace is ignored):

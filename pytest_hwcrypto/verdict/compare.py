@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The logic behind `hwcrypto compare`; pure: Results in, comparisons out.
 
 Two modes:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The words of `hwcrypto compare` and the number formats every verdict message uses (pure).
 
 Kept apart from verdict/compare.py so the decisions there can be read without the

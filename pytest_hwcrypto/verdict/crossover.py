@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The crossover block size of a hardware path against software.
 
 Offload engines pay a fixed cost per request (DMA setup, interrupts, a trip through a

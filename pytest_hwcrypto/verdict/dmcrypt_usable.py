@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Is every driver a board profile requires for dm-crypt usable by it? (pure)
 
 A profile line `[[expect]] ... driver = "D", dmcrypt = true` says dm-crypt must be able to

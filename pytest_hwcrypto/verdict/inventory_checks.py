@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Verdicts of the inventory suite (pure): self-tests, expected drivers, blacklisted modules.
 
 Each function takes the parsed inventory and kernel facts and returns a verdict whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Paired A/B statistics: is kernel B slower than kernel A? (pure: numbers in, verdicts out)
 
 `hwcrypto ab` measures two kernels (or two configurations of one kernel) in *pairs*: boot

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Grouping measurements and pooling repeats: what every comparison starts from (pure).
 
 Both `hwcrypto compare` (verdict/compare.py) and the profile rules (verdict/rules/) group

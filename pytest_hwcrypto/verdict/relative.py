@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Throughput relative to a reference driver measured in the same run (pure).
 
 Why: on a shared CI host or a lab board whose clock moves, two runs of an unchanged

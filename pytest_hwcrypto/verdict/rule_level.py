@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A profile rule judged at a level of requests in flight the run did not measure.
 
 A rule with `concurrency = N` has nothing to judge in a run without N among

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """storage-bound (pure): when the storage, not the cipher, set the speed.
 
 Then comparing drivers through that storage says nothing about the drivers (the Kirkwood

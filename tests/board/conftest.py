@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board tier: these tests need a real kernel crypto API, so they run inside a virtual board
 (`pytest --hwcrypto-vm=uml tests/board`) or on a real board; elsewhere they skip."""
 

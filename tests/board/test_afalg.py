@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The AF_ALG engine against a real kernel: binding, driver identity, results, errors.
 
 Every driver registered for an AES mode is bound by its exact name and must agree with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Inside the ARM boards (`pytest --hwcrypto-vm=qemu-arm64 [--hwcrypto-cryptodev]
 tests/board/test_arm_drivers.py`, and qemu-armhf): the CPU drivers ARM lab boards run are
 registered and classed cpu-accel, virtio-crypto is the offload engine, and /dev/crypto

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Requests in flight on a real kernel: the asynchronous test engine measured for its truth.
 
 The test-only module of pytest_hwcrypto/kmod registers cbc-aes-hwcrypto-test-async, a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Mutation test of the correctness suite: a driver that flips one output bit must be caught.
 
 The suite runs in a pytester subprocess with a small plugin that wraps the AF_ALG engine so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """/dev/crypto on the QEMU board: who serves a session, steering it, and the bytes it returns.
 
 Run inside the board with cryptodev-linux loaded:

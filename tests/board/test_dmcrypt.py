@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt throughput on a real kernel: every measurement names the driver it pinned.
 
 UML: at least two xts(aes) drivers (xts(ecb(aes-generic)), xts(ecb(aes-fixed-time)))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Loop + dm-crypt on a real kernel: volumes pinned to one driver and proven, the plain
 on-disk format recomputed with pyca, refusals named, and nothing left after kill -9.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cryptsetup volumes on a real kernel: LUKS2 and plain pinned by `capi:` and proven, essiv,
 a wrong key detected (LUKS) or read as garbage (plain) with the backing file untouched,
 dm-integrity turning one flipped byte on disk into an I/O error, and nothing left after

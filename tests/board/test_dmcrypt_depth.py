@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt at I/O depth N on a real kernel: the asynchronous test engine measured for its truth.
 
 dm-crypt gives an asynchronous driver one request per encryption sector and does not wait

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The hwcrypto_dmcrypt_volume fixture on a real kernel: proven driver, torn down even when
 the test using it fails, a refused driver a clear failure (pytester sessions inside the
 board)."""

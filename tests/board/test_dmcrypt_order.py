@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """An engine that swaps the outputs of requests in flight, behind dm-crypt.
 
 dm-crypt keeps many requests in flight at an asynchronous driver without anyone asking:

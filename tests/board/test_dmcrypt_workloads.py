@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """fio and dd on a real kernel: through a pinned dm-crypt volume and on the bare loop device,
 each result naming the proven driver, with CPU cost, and nothing left behind.
 

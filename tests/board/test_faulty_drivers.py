@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The shipped suites against kernel drivers that are wrong or slow on purpose.
 
 The test-only module of pytest_hwcrypto/kmod (hwcrypto_test) registers cbc(aes), gcm(aes) and sha256

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto inventory --json` against the board's real /proc/crypto."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LXC containers on a real kernel: the recipe's device passthrough, what happens without a
 device policy, unprivileged containers, teardown after a failing test, and nothing left
 after kill -9 (a hand-made container named like the plugin's survives the sweep).

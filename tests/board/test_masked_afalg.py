@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A kernel whose AF_ALG refuses off-CPU drivers: told from the kernel, said, and worked around.
 
 Kernels with crypto commit 7524070f26d8 (v7.2, and distributions' backports) keep every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A kernel built with the change itself: AF_ALG refuses off-CPU drivers, and the run says so.
 
 test_masked_afalg.py swaps a rebuilt af_alg.ko into Debian's kernel. This one boots a

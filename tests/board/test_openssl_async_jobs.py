@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """OpenSSL's `-async_jobs N` through the afalg engine: are N requests really in flight?
 
 One `openssl speed` process runs N ASYNC jobs, each with its own cipher context and so its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Re-ranking on a real kernel: a preferred driver wins its name, and priorities come back.
 
 On the UML board `cbc(aes)` has two software drivers: the boot winner cbc(aes-fixed-time)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--hwcrypto-baseline on a real kernel: the throughput suite against an earlier run.
 
 The baselines are one run of the suite on this same board, taken once for the module

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The throughput engine: AF_ALG timing loops, budget, CPU accounting, load, tcrypt.
 
 The first part runs anywhere (fake sessions and a fake clock, the pure tcrypt helpers);

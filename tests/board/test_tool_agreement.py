@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto bench` and `cryptsetup benchmark` measure the same driver alike.
 
 Both bind `cbc(aes)` by name through AF_ALG and push 64 KiB requests; if the harness

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM boards from the host: the same contract as the other boards (exit code and
 output of `hwcrypto vm BOARD --exec`, a pytest session's result files back on the host,
 the console log kept). `pytest tests/board_arm` (about a minute per boot under TCG); they

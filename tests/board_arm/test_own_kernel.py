@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """qemu-arm64 with a developer's own kernel, not Debian's: the small arm64 kernel that
 tests/data/own_arm64_kernel/build.py cross-builds from Debian's linux-source-6.1 (its boot
 path built in; the CE/NEON drivers modules but aes-ce, sha256-ce and sha256-arm64) boots

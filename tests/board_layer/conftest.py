@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board layer: tests that boot a board from the host."""
 
 from __future__ import annotations

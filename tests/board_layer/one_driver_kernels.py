@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Two UML kernels with one AES driver each, built once per machine and kept in the cache.
 
 The recipe is the worked example's (benchmarks/ab_bisect_example.sh, DESIGN.md section 7):

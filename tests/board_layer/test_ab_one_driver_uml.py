@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto ab` between two UML kernels with one AES driver each (issue 48), from the host.
 
 Both kernels are Debian's linux-source-6.1 built for UML with aes-fixed-time as the only

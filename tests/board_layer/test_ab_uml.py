@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto ab` on the UML board, from the host: Debian's UML kernel as A and as B.
 
 Eight pairs cannot call anything regressed (the smallest two-sided p of eight pairs,

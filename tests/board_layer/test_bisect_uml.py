@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`git bisect run hwcrypto bisect-run` and `hwcrypto bisect-confirm` end to end on the UML
 board, in a history CI can afford.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A run ended by SIGTERM (a cancelled CI job, `timeout`, `kill PID`) leaves no board
 process behind: UML forks a host process per guest process, and those outlived the
 kernel's own process when Python died at once on SIGTERM without ending the group."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The QEMU board boots, runs a command, and brings back output, exit code, files and events.
 
 Each boot costs ~30-40 s under TCG on two cores, so the checks share three boots: one that

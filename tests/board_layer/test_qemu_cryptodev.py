@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The QEMU board with /dev/crypto, from the host: build (or cache), boot, insmod, open.
 
 One boot (~30-40 s under TCG, plus ~10 s for the first build of a kernel release, headers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The UML board itself: it boots, runs, reports, and never outlives its run."""
 
 from __future__ import annotations

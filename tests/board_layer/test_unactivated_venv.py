@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A board boots from a venv nobody activated, with only the system directories on PATH.
 
 That is how a newcomer runs `.venv/bin/pytest` or `.venv/bin/hwcrypto` on a fresh machine

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`pytest --hwcrypto-vm=uml` and `hwcrypto vm uml` end to end, from the host."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The built wheel and sdist carry the license texts and say which licenses apply.
 
 A distribution or a company lab takes a package only with its licenses: the MIT text for

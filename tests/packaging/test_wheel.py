@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The built wheel against the source tree: every file git tracks under pytest_hwcrypto/
 and suites/ must be in it (suites/ as pytest_hwcrypto/suites/), or a user's install lacks it.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--hwcrypto-cryptodev and the hwcrypto_cryptodev fixture, as pytest sees them (no kernel)."""
 
 from __future__ import annotations

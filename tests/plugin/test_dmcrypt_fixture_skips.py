@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Where volumes cannot be made (no root, no device-mapper: this host), the fixture skips
 with a reason that says how to fix it instead of erroring."""
 

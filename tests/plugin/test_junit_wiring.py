@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """JUnit XML of a --hwcrypto run: measurement properties on the test cases that measured,
 kernel/board/profile and the findings on the test suite."""
 

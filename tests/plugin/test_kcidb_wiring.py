@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--hwcrypto-kcidb: the run as KCIDB I/O data, written once, valid for kcidb-io."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--hwcrypto-lava: test sets and test cases LAVA reads, after the run, once.
 
 Without LAVA's helper the plugin prints the signal lines; with it (here a stand-in script

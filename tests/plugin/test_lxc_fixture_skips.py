@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Where containers cannot be made (not root, LXC or busybox missing), hwcrypto_lxc skips
 with how to fix it instead of erroring. In-process sessions, so the missing tool or
 privilege can be arranged here; nothing is ever started on this host."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The plugin as pytest sees it: inert without --hwcrypto, suites shipped, settings wired."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pytest's progress line as a board relays it: one file name, then the dots, even when a
 test runs longer than the console is polled (the throughput suite measures for a minute).
 

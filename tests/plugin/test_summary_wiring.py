@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The hwcrypto summary at the end of a run: once, after the tests, following -q/-v/--color,
 and under pytest-xdist once for all workers together."""
 

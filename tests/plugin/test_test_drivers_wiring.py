@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--hwcrypto-test-drivers and the hwcrypto_test_drivers fixture, as pytest sees them (this
 host has no hwcrypto_test module loaded, and no test here loads one)."""
 

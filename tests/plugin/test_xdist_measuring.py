@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Under pytest-xdist the measuring suites measure: all their tests in one worker, each
 alone in the run, while other tests spread over the workers; the reason is said once."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Settings for the unit tier's property tests (hypothesis)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cli/bisect_run.py and cli/ab.py: bisect-run's exit codes for `git bisect run`, and the
 knobs a side sets."""
 

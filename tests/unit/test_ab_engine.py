@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ab/: the pair loop (schedule, escalation, budget, resume, failures) with a fake board
 whose speed drifts, and the judgement and kernel differences on its documents."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Judging A/B pairs per unit of host speed (measure/host_speed.py, ab/series.py).
 
 A fake board whose speed changes from one sample to the next, as a shared host's does

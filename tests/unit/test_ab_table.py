@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The A/B table shows the interval the verdict was taken at, and why it could not tell."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What `hwcrypto ab` measures: one driver is enough, and asked nothing, the path winners."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """AF_ALG engine logic without a kernel: error translation, driver identification, timeouts.
 
 The errno values and /proc/crypto texts are injected; a fake socket stands in for AF_ALG

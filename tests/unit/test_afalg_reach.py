@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """kernel/afalg_reach.py: telling a kernel whose AF_ALG refuses off-CPU drivers, on fakes.
 
 The listing is the QEMU board's real /proc/crypto (6.1.0-57: aesni's asynchronous wrappers

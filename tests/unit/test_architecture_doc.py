@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """docs/architecture.md names every module of the package, so a newcomer finds each one
 there: by its path under pytest_hwcrypto/ (`kernel/procfs.py`), a top-level module or a
 package by its name in backticks (`settings`, `ab/`), or a module by its name in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM base system's host-side recipe (boards/arm_base.py) on small fakes: which
 packages, what the maintainer scripts' work becomes, extraction into a merged-/usr tree,
 bytecode with guest paths. Booting the result is tests/board_arm and .ci/arm."""

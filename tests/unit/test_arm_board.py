@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM boards' host-side logic without booting: binfmt entry, private APT, initramfs,
 QEMU command line, guest environment, board selection. Booting is tests/board_arm."""
 

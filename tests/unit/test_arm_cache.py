@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Superseded ARM builds leave the cache (boards/arm_cache.py): what is superseded, that
 nothing the plugin did not make is touched, and that a running build blocks pruning."""
 

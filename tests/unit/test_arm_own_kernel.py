@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A developer's own ARM kernel checked before boot (boards/arm_own_kernel.py): each bad
 input one line naming the file, on synthetic image headers and modules directories. The
 real cross-built kernel is booted in tests/board_arm/test_own_kernel.py."""

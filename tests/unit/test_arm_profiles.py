@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ARM boards' shipped profiles judge dm-crypt: the CPU drivers a lab board's disks
 use must be usable by it, and virtio-crypto's refusal (ALLOCATES_MEMORY) is waived.
 

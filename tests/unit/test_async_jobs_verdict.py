@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """async-jobs-serialized on small fakes: -async_jobs N flat where -multi N gained (the
 kernel completed AIO in io_submit), against both gaining (AIO in flight) and neither
 gaining (a driver that serves one request at a time either way)."""

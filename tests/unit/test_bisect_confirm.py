@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cli/bisect_confirm.py: which commits a finished bisection leaves, read from a real git
 repository's refs/bisect/*, and the order in which they are confirmed (the board's pairs
 are faked here; tests/board_layer/test_bisect_uml.py measures them on the UML board)."""

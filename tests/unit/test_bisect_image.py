@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """bisect-run boots the image the build just made, never a copy or a leftover (issue 48).
 
 The copied-images workflow: `hwcrypto ab --kernel good.uml --kernel slow.uml`, then `git

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pure parts of the cryptsetup volumes and pattern I/O: the dm UUIDs cryptsetup will set
 (recorded in the ledger before it runs), essiv recomputed, and where a write landed."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pure parts of block/: crypt tables, the plain on-disk format, and undo order."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dd's summary read from a real dd run on this host, the fio command line the dmcrypt
 workloads use, and their CPU cost per byte."""
 

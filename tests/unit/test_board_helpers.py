@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board helpers come from the running interpreter's environment, activated or not."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """boards/registry.py: every board kind of the vocabulary has one board, found the same way
 by the plugin (--hwcrypto-vm) and by the command line (hwcrypto vm, hwcrypto ab)."""
 

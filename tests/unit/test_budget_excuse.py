@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """measure/budget_excuse.py: which overshoots of --hwcrypto-budget skip, which fail."""
 
 from __future__ import annotations

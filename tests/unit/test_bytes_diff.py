@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """bytes_diff: first differing offset, lengths, excerpts and the failure message."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """classify: driver class from the rule table, on real captures and on kernel driver names.
 
 The hardware names below are cra_driver_name strings and module names of real kernels

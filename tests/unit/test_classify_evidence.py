@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """classify_evidence: which evidence decides a class, and the evidence line it leaves;
 evidence.py: sysfs and device-tree facts read from a fake /sys tree."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every `hwcrypto` command that prints ends quietly when its reader has gone (`| head -1`):
 no BrokenPipeError traceback, and exit status 141, what a shell reports for a tool that
 SIGPIPE ended.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto compare` on results JSON saved from real throughput-suite runs on the boards.
 
 The fixtures come from benchmarks/make_board_fixtures.py:

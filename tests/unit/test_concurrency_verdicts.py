@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Verdicts per level of requests in flight, on small fakes: an offload engine that loses
 one request at a time and wins with several, the way a queued engine does."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The container config writer and the autodev hook (pure), the policy audit, and the
 leftover-cgroup finder, on files made here; the containers themselves are tested on a
 board (tests/board/test_lxc.py)."""

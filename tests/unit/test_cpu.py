@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """measure/cpu.py: /proc parsers, usage arithmetic, and the meter on this machine."""
 
 from __future__ import annotations

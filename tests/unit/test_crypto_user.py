@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """crypto_user netlink messages, byte for byte against the uapi layout."""
 
 from __future__ import annotations

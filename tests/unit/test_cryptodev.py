@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The /dev/crypto client without a kernel: interface numbers, layouts, encoding, errors.
 
 The numbers are the ones checked on the QEMU board (../shared/third_party/README.md); the

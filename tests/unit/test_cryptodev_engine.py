@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The /dev/crypto engine and the QEMU board's cryptodev wiring, without a kernel."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which dm devices a sweep may take as cryptsetup's temporary devices of our LUKS volume:
 only a `temporary-cryptsetup-*` name whose UUID carries the recorded LUKS UUID."""
 

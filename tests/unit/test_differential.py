@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """differential: seeds, case generation, lengths, chunks and the OpenSSL references."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dm-crypt at I/O depth N, without a kernel: table flags, the sweep's rounds with a fake
 fio, pooling runs into samples, and judging each workqueue mode on its own."""
 

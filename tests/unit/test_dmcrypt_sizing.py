@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The dmcrypt suite's integrity check sized from the probe's speed: within the option,
 at least the probe, whole MiB, and shortened only when the budget cannot afford more."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board profiles requiring or waiving dmcrypt-refuses-driver: `[[expect]] dmcrypt = true`
 and `[[waive]] check = "dmcrypt-refuses-driver"`."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every Markdown link from one repository file to another resolves.
 
 The README points into docs/, docs/ into benchmarks/ and back; a page moved or renamed,

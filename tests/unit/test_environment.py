@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The run's environment: CPU flags that matter, tool versions, the kernel config digest.
 
 The tool lines below are what the tools printed on the UML board (Debian bookworm host

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """inventory: classes and winners on real captures, the JSON item, the helpers, the table."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """JUnit property names and values (pure), on the recorded QEMU board run."""
 
 from __future__ import annotations

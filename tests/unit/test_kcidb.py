@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """KCIDB output (lab/kcidb.py): valid against kcidb-io's latest schema, paths in KCIDB's
 alphabet with a stable spelling of kernel names, measurements in `number`."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """kconfig: kernel config parsing and crypto answers; facts: KernelFacts from a fake root.
 
 The config excerpts are real lines: DEBIAN_61 from Debian bookworm's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Kernel command-line words for a board (`hwcrypto ab --a-cmdline/--b-cmdline`): checked
 once, placed where each board's kernel reads them, and shown in the A/B report."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The out-of-tree module build path without building anything: a fake make and apt-get."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A custom kernel's modules are built against its own tree (the `build` link that
 `make modules_install` leaves), not a headers package; its config joins the cache key.
 A fake make and apt-get: nothing is built."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The kernel log's records and the self-test lines about one driver."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LAVA test case names, signal lines and test sets (pure), on a recorded UML board run."""
 
 from __future__ import annotations

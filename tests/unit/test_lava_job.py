@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """LAVA test definitions and jobs (lab/lava_job.py): LAVA's own schema accepts them.
 
 The validation runs Debian's lava-common (lava_common.schemas.validate, strict) under

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """lava-lab.sh's refusals, which must come before it touches anything (the whole start is
 run by hand and in the report of issue 34: it needs minutes and a free port 8000)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A LAVA job's test cases back to a results file (lab/lava_results.py).
 
 tests/data/lava/lava-lab-job-qemu-strict.log is an excerpt of a job's log as this project's

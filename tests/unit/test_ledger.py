@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The run journal: recorded before a change, struck after its undo, swept after a death."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """measure/load.py: the load spec, and busy-loop children started and ended by PID."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """modprobe: blacklist / disabling install entries in modprobe.d and on the command line."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every table of a run gives a driver one class: the throughput suite re-reads /proc/crypto
 after its run and classes it as the run's inventory is (profile [[classify]], live facts,
 names), not by names alone -- which made the test drivers `unknown` in AF_ALG's table and

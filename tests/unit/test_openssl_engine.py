@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The openssl engine's command lines and plan (pure parts; the board runs the real thing)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The openssl suite's own findings per level of requests in flight (small fakes): a
 kernel driver is compared with OpenSSL's software at the same level, never two pooled."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The package list in pyproject.toml against the source tree.
 
 setuptools cannot discover packages here (suites/ is installed as pytest_hwcrypto.suites),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """verdict/paired.py: Wilcoxon signed-rank, Hodges-Lehmann interval, the A/B verdict."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Requests in flight (measure/parallel.py), with fake lanes: no kernel, no timing asserts."""
 
 from __future__ import annotations

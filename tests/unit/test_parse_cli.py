@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto parse`: human table, JSON, stdin, --table, one-line errors with exit 2."""
 
 from __future__ import annotations

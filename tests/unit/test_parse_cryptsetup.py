@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cryptsetup benchmark parser, on real board output (tests/data/paste/raw)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """fio parsers (human and JSON) and the storage-bound finding, on real UML runs."""
 
 from __future__ import annotations

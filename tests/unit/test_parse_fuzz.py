@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Property: no text makes the parsers raise anything but ParseError, or emit a bad rate.
 
 Two sources of input: random text salted with the words the parsers look for, and the

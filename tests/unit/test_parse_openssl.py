@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """openssl speed parser, on real UML output (tests/data/paste/raw)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What pasting does to text, undone: line ends, prompts, glue, labels, commands."""
 
 from __future__ import annotations

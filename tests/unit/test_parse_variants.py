@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every pasted variant reads as the real run it came from; the issue's three scenarios.
 
 The variants are made from tests/data/paste/raw by tests/data/paste/make_variants.py;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Output as the world pastes it: locales, Markdown and HTML, kernel logs, old and new tools.
 
 Every variant here is built from the project's own recordings (tests/data/paste/raw) or

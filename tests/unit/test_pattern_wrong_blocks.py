@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pattern_io.wrong_blocks on files: which blocks of a read-back differ from the pattern,
 and whether they hold another block's data (an engine that mixed up requests in flight)."""
 

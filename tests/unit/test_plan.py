@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """measure/plan.py: targets from real and synthetic inventories, budget split, order, pacing."""
 
 from __future__ import annotations

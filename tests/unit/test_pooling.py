@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pairing two drivers' samples by round (verdict/pooling.py, same_rounds_interval)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """procfs: /proc/crypto text -> CryptoAlg records, on real captures and hand-made edge cases.
 
 Captures live in tests/data/proc_crypto/*.txt (one per kernel/board). Every file there is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board profile `[containers]`: the devices a board's containers must get, the configs to
 audit, and waiving an unrestricted config by its path."""
 

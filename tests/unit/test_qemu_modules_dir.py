@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """--hwcrypto-modules naming the host's own /lib/modules/<release>: nothing to stage (staged,
 it was linked onto itself and the guest loaded no module); any other directory is staged."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Regression comparisons relative to a reference driver of the same run (verdict/relative.py)."""
 
 from __future__ import annotations

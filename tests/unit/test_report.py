@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto report`: shaping (pure), the figure, the HTML, and the command's errors."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The HTML report in a real browser: headless Chromium renders the tables and the figure.
 
 The DOM Chromium builds (`--dump-dom`) must hold every table and the embedded image; its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`hwcrypto report` where matplotlib is not installed (a board with only the base install):
 one line naming the extra to install, no traceback. The Debian-packages stage of .ci/run
 shows the same on an interpreter that really lacks it."""

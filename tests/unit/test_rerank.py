@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Who competes with a driver for its name, and what priority makes it win (pure)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The JSON Schemas shipped with the package hold for what the project writes and reads:
 recorded board results, `hwcrypto parse --json` of real tool output, `hwcrypto compare
 --json`, and a results file with the run's environment."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """verdict/rule_level.py: a profile rule at a level of requests in flight the run did not
 measure is skipped with how to judge it (it used to fail as 'no offload measured')."""
 

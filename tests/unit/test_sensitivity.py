@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The detectable drop of a regression verdict: its properties, and its honesty against
 the runs recorded on the UML board (tests/data, benchmarks/aa-stability-sensitivity.md,
 "(c) Sensitivity")."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The run loop spreads each series over several sessions of its driver, in turn.
 
 A fake engine on a fake clock: every session of a driver is exactly as fast as the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """storage-bound: a volume not clearly slower than the bare device under it."""
 
 from __future__ import annotations

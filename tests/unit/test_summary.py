@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The end-of-run summary and the throughput tables under it, read from recorded board runs."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The counter rate tcrypt's sec=0 results are converted with, per architecture.
 
 The ARM lines are from the qemu-arm64 board's kernel log (Debian 6.1.0-57-arm64 under TCG,

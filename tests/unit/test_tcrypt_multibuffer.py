@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tcrypt's multibuffer modes as a concurrency level: num_mb on the command line, and each
 multibuffer result marked with the requests it kept in flight (measure/tcrypt_runner.py).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The test-only drivers' parameters: array values, insmod arguments, set-and-restore."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pytest_hwcrypto.tools, renamed parsers: old imports still work for a release, warn, and
 give the very objects of pytest_hwcrypto.parsers (an old `except ParseError` still catches)."""
 

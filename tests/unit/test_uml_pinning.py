@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The UML board runs on one host CPU: which one, and how the boot command says so."""
 
 from __future__ import annotations

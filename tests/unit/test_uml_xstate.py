@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which hosts need the UML board's FPU-state shim, and that it builds."""
 
 from __future__ import annotations

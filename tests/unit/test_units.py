@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """units.py: the one wording of block sizes and errno numbers every layer uses."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """vectors: parsing the NIST/pyca format, sampling, and loading from cryptography_vectors."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every verdict and finding on the recorded board results is what it was: a refactoring guard.
 
 The verdict layer turns measurements into pass/fail and into the words a lab reads, so a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real posts, read as they were pasted: the share of hand-read values `parse auto` finds.
 
 tests/data/world/paste holds outputs people posted (mailing lists, issue trackers, blogs,

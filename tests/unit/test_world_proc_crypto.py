@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real /proc/crypto captures from public posts (tests/data/world/proc_crypto): every one is
 read without an exception other than the one-line ProcCryptoError, through the library and
 the CLI; the share of drivers classed as their .expect.json says is measured; no hardware

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The AF_ALG engine: drive kernel crypto drivers from user space through ``socket.AF_ALG``.
 
 Callers use this package as one module (``from pytest_hwcrypto.kernel import afalg``;

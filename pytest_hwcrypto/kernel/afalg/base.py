@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What every AF_ALG session does, whatever its type: bind, identify the driver, guard calls.
 
 A session binds one algorithm of one AF_ALG type either by algorithm name (``cbc(aes)``: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Kernel calls under a deadline: a hung driver must become an error, not a hung test run.
 
 Two kernel facts (seen on the UML board, kernel 6.1) make this necessary:

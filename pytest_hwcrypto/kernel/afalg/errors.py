@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The engine's errors, and the explainers that turn an errno into a one-line message.
 
 AF_ALG answers every failure with a bare errno: ENOENT alone means "no algif module", "no

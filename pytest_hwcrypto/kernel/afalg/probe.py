@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Whether AF_ALG of a type works here: probe binds, one modprobe of algif_<type>, and a cache.
 
 A failed bind alone cannot tell "this algorithm is missing" from "AF_ALG for this type is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which driver a bind got: /proc/crypto read around the bind, and the kernel's lookup rule.
 
 Binding by algorithm name (``cbc(aes)``) lets the kernel pick the driver, and AF_ALG does

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The four AF_ALG session types and the functions that open them.
 
 One class per AF_ALG socket type, each with only the operations its type has: a skcipher

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What goes over an AF_ALG op socket: control messages, sends that must be taken whole, reads.
 
 Every request is a ``sendmsg`` whose first piece carries a control message (operation, IV,

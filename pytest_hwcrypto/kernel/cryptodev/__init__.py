@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A /dev/crypto client: cryptodev-linux sessions through ctypes and fcntl.ioctl, no compiler.
 
 cryptodev-linux (the out-of-tree module OpenWrt, Turris OS and OpenSSL's devcrypto engine

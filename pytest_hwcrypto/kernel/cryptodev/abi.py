@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cryptodev-linux's /dev/crypto interface as data: ioctl numbers, struct layouts, algorithm ids.
 
 Everything here is derived from the published uapi header `crypto/cryptodev.h` (public

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """/dev/crypto itself: is it there, the open device, guarded ioctls, and the one error class.
 
 A request waits in the kernel with `wait_for_completion`, which no signal interrupts, so an

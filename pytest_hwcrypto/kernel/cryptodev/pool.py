@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Sessions for many checks of one subject (an algorithm by name, or one exact driver).
 
 A correctness check needs a session per key, and a session of a chosen driver can only be

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cryptodev sessions: open one by algorithm name, run requests, prove which driver serves.
 
 CIOCGSESSION allocates a tfm by *name*, so a session gets the name's highest-priority

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Throughput rules of a board profile, and findings that need no rule (pure).
 
 One concern per module, each importing only those before it:

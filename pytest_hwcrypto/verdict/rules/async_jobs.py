@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Did OpenSSL's `-async_jobs N` really put N requests in flight? (pure)
 
 OpenSSL has two ways to keep several requests in flight through its afalg engine: `-multi

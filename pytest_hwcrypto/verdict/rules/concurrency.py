@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Findings about requests in flight (pure): does a hardware driver need several at once?
 
 An offload engine is queued: a request waits for the device, and one submitter leaves it

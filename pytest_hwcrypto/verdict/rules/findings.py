@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Findings that need no rule: what the throughput suite records for every algorithm.
 
 Recorded, never failed on (docs/results.md, "Reading the results"): the winner clearly slower than

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The four rule types of a board profile and how each is judged.
 
 Decisions use sample statistics so that an unchanged system does not flap (see

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The values the rule modules hand each other: scopes, candidates, points, outcomes.
 
 The rule types themselves live in judge.py beside the judging each of them does: callers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reading `[[rule]]` tables (TOML, or any mapping) into rules; errors name where and the key.
 
 Rule types (the `type` key):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which measurements are compared with which: series per group, the driver for each side.
 
 Measurements are grouped by (source, key_bits, op), so a rule never compares a 128-bit

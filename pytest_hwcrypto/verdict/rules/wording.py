@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What rule verdicts and findings say: message text, and the numbers findings carry.
 
 The messages are the interface a lab reads in CI ("offload virtio_crypto_aes_cbc is 0.45x

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Build af_alg.ko with refuse-off-cpu.patch for a Debian kernel release (see README.md).
 
     .venv/bin/python tests/data/masked_afalg/build.py [RELEASE]   # default 6.1.0-57-amd64

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0-only
 # Build the masked-AF_ALG x86-64 test kernel for the QEMU board (see README.md):
 # Debian's linux-source-6.1 with ../masked_afalg/refuse-off-cpu.patch made in the tree,
 # configured by virtme-ng (`vng --kconfig`) plus kernel.config, built with its modules.

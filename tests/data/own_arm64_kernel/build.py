@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Cross-build a small arm64 kernel from Debian's linux-source-6.1 for the qemu-arm64 board
 (see README.md): a developer's own kernel, not Debian's.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Derive pasted-post variants from the real board outputs in raw/ (writes variants/).
 
 Every variant is a pure function of raw files: what a forum, a mail client or a hurried

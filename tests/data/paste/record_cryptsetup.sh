@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs inside a board: hwcrypto vm {uml,qemu} --exec 'sh tests/data/paste/record_cryptsetup.sh BOARD'.
 # Marker lines "@@@ NAME @@@ COMMAND" let split_runs.py cut the output into raw files.
 board=$1

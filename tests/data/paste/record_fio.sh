@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs inside the UML board: hwcrypto vm uml --exec 'sh tests/data/paste/record_fio.sh'.
 # fio randrw 4k on a plain dm-crypt volume (key from /dev/urandom, kept in tmpfs) over a
 # loop device on a tmpfs file, first directly, then over a dm-delay target on a second

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs inside a board (hwcrypto vm uml --exec 'sh tests/data/paste/record_openssl.sh').
 # Each run is announced by a marker line "@@@ NAME @@@ COMMAND" so the host can split the
 # board's output into one raw file per run (tests/data/paste/split_runs.py).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Record `openssl speed -async_jobs N` through the afalg engine on the QEMU board.
 
 Inside the board (the test drivers loaded, run as root from the repository root):

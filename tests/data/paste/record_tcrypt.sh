@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs inside the QEMU board (UML builds tcrypt but never returns from it):
 #   hwcrypto vm qemu --exec 'sh tests/data/paste/record_tcrypt.sh'
 # tcrypt mode=403 is the async sha1 hash speed test; modprobe always "fails" with EAGAIN

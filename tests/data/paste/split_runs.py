@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Cut a board's output (record_*.sh) into one raw file per run: NAME.txt.
 
 The recording scripts announce each run with a marker line ``@@@ NAME @@@ COMMAND``; the
