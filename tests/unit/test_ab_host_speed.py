@@ -19,9 +19,9 @@ from pytest_hwcrypto.ab.engine import SliceOutcome, run_ab
 from pytest_hwcrypto.ab.series import HOST_SPEED_SERIES, collect_pairs, host_speeds
 from pytest_hwcrypto.ab.slice import SliceSpec
 from pytest_hwcrypto.measure.host_speed import user_space_speed
-from pytest_hwcrypto.model.results import HOST_SPEED_KEY, Measurement
+from pytest_hwcrypto.model.results import HOST_SPEED_KEY
 from pytest_hwcrypto.verdict.paired import PairedVerdict
-from pytest_hwcrypto.vocabulary import Source
+from tests.factories import measurement
 
 MIB = 1024.0 * 1024.0
 USER_SPACE = 400 * MIB
@@ -130,7 +130,7 @@ def test_a_pair_where_one_measurement_lacks_host_speeds_is_judged_as_measured() 
     "speeds", [None, [1.0, 2.0], [1.0, 0.0, 2.0], "fast", [1.0, "x", 2.0]], ids=repr
 )
 def test_host_speeds_must_be_one_positive_number_per_sample(speeds: object) -> None:
-    m = Measurement(Source.AFALG, "cbc(aes)", "d", 128, 65536, "encrypt", 1.0, [1.0] * 3)
+    m = measurement("d", 1.0, block_size=65536, samples=[1.0] * 3)
     if speeds is not None:
         m.extra[HOST_SPEED_KEY] = speeds
     assert host_speeds(m) == []

@@ -11,6 +11,7 @@ from pytest_hwcrypto.verdict.rules import (
     judged_async_jobs,
     needs_concurrency_findings,
 )
+from tests.factories import measurement, spread
 
 ENGINE = "cbc-aes-hwcrypto-test-async"
 KIB = 1024
@@ -20,16 +21,9 @@ ASYNCHRONOUS = {ENGINE}
 
 def at(source: str, driver: str, level: int, requests_per_second: float) -> Measurement:
     rate = requests_per_second * 4 * KIB
-    return Measurement(
-        source,
-        "aes-128-cbc",
-        driver,
-        128,
-        4 * KIB,
-        "encrypt",
-        rate,
-        samples=[rate * (1 + d / 100) for d in (-1.0, 0.0, 1.0)],
-        concurrency=level,
+    samples = spread(rate, (-1.0, 0.0, 1.0))
+    return measurement(
+        driver, rate, source=source, algorithm="aes-128-cbc", samples=samples, concurrency=level
     )
 
 

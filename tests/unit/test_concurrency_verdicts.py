@@ -14,6 +14,7 @@ from pytest_hwcrypto.verdict.rules import (
     needs_concurrency_findings,
     rule_from_dict,
 )
+from tests.factories import at_mib_s, spread
 
 MIB = 1024 * 1024
 INVENTORY = inventory_items(
@@ -29,15 +30,11 @@ def measured(
     driver: str, size: int, level: int, mib_s: float, cpu_per_byte: float | None = None
 ) -> Measurement:
     # seven samples within +-1 %: clearly apart from anything 10 % away
-    samples = [mib_s * MIB * (1 + d / 100) for d in (-1.0, -0.5, -0.2, 0.0, 0.2, 0.5, 1.0)]
-    return Measurement(
-        "afalg",
-        "cbc(aes)",
+    samples = spread(mib_s * MIB, (-1.0, -0.5, -0.2, 0.0, 0.2, 0.5, 1.0))
+    return at_mib_s(
         driver,
-        128,
-        size,
-        "encrypt",
-        mib_s * MIB,
+        mib_s,
+        block_size=size,
         samples=samples,
         concurrency=level,
         cpu_per_byte=cpu_per_byte,
@@ -76,17 +73,8 @@ def test_no_finding_when_it_never_wins_or_never_lost() -> None:
 def test_a_win_inside_the_noise_is_not_a_win() -> None:
     data = queued_engine({1: 3.0})
     data.append(measured("cbc-aes-aesni", 4096, 4, 10.0))
-    noisy = Measurement(
-        "afalg",
-        "cbc(aes)",
-        "engine",
-        128,
-        4096,
-        "encrypt",
-        10.5 * MIB,
-        samples=[v * MIB for v in (5.0, 8.0, 10.0, 10.5, 11.0, 12.0, 15.0)],
-        concurrency=4,
-    )
+    samples = [v * MIB for v in (5.0, 8.0, 10.0, 10.5, 11.0, 12.0, 15.0)]
+    noisy = at_mib_s("engine", 10.5, samples=samples, concurrency=4)
     assert needs_concurrency_findings([*data, noisy], INVENTORY) == []
 
 

@@ -4,7 +4,6 @@ fio, pooling runs into samples, and judging each workqueue mode on its own."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from pytest_hwcrypto.measure.block_workloads import (
 from pytest_hwcrypto.measure.cpu import CpuMeter
 from pytest_hwcrypto.model.results import ROUNDS_KEY, Finding, Measurement
 from pytest_hwcrypto.vocabulary import Source
+from tests import factories
 
 KEY = bytes(range(16))
 
@@ -140,8 +140,10 @@ def test_a_cell_whose_run_fails_is_named_and_left_out_of_every_round() -> None:
 
 def test_each_workqueue_mode_is_judged_alone_and_named() -> None:
     def measurement(mode: str, level: int) -> Measurement:
-        m = Measurement("fio", "cbc(aes)", "engine", 128, 4096, "read", 1.0, concurrency=level)
-        return replace(m, extra={"workqueue": mode})
+        extra = {"workqueue": mode}
+        return factories.measurement(
+            "engine", 1.0, source="fio", op="read", concurrency=level, extra=extra
+        )
 
     seen: list[set[str]] = []
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_hwcrypto.lab import kcidb
-from pytest_hwcrypto.model.results import Measurement, Results, Verdict
+from pytest_hwcrypto.model.results import Results, Verdict
 from pytest_hwcrypto.report.lava import Outcomes, case_sets
 from pytest_hwcrypto.vocabulary import MIB
+from tests.factories import at_mib_s
 
 kcidb_io = pytest.importorskip("kcidb_io", reason="pip install kcidb-io (the dev extra)")
 
@@ -25,7 +26,7 @@ def run_results() -> Results:
         {"name": "cbc(aes)", "driver": "cbc-aes-aesni", "class": "cpu-accel", "winner": True},
     ]
     measurements = [
-        Measurement("afalg", "cbc(aes)", driver, 128, size, "encrypt", mib * MIB, driver_class=cls)
+        at_mib_s(driver, mib, block_size=size, driver_class=cls)
         for driver, cls, size, mib in (
             ("cbc(aes-generic)", "generic", 4096, 50.0),
             ("cbc-aes-aesni", "cpu-accel", 4096, 200.0),

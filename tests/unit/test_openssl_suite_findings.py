@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pytest_hwcrypto.model.results import Measurement, inventory_items
 from suites.test_openssl import engine_findings
+from tests.factories import measurement, spread
 
 KIB = 1024
 INVENTORY = inventory_items(
@@ -15,16 +16,9 @@ INVENTORY = inventory_items(
 
 def at(source: str, driver: str, level: int, mib_s: float) -> Measurement:
     rate = mib_s * KIB * KIB
-    return Measurement(
-        source,
-        "aes-128-cbc",
-        driver,
-        128,
-        4 * KIB,
-        "encrypt",
-        rate,
-        samples=[rate * (1 + d / 100) for d in (-1.0, -0.5, 0.0, 0.5, 1.0)],
-        concurrency=level,
+    samples = spread(rate, (-1.0, -0.5, 0.0, 0.5, 1.0))
+    return measurement(
+        driver, rate, source=source, algorithm="aes-128-cbc", samples=samples, concurrency=level
     )
 
 

@@ -25,6 +25,7 @@ from pytest_hwcrypto.measure.targets import Target
 from pytest_hwcrypto.model.results import Measurement
 from pytest_hwcrypto.settings import SETTINGS, Options, SettingError, resolve
 from pytest_hwcrypto.vocabulary import AlgType
+from tests import factories
 
 
 class InFlight:
@@ -163,9 +164,7 @@ def test_plan_measures_every_cell_at_every_level() -> None:
 
 
 def test_measurement_round_trips_concurrency_and_cpu_per_byte() -> None:
-    measurement = Measurement(
-        "afalg", "cbc(aes)", "d", 128, 4096, "encrypt", 1e6, concurrency=4, cpu_per_byte=2e-9
-    )
+    measurement = factories.measurement("d", 1e6, concurrency=4, cpu_per_byte=2e-9)
     data = measurement.to_json()
     assert data["concurrency"] == 4 and data["cpu_per_byte"] == 2e-9
     back = Measurement.from_json(data, "f.json measurements[0]")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
-from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.verdict.pooling import same_rounds_interval
+from tests.factories import sampled
 
 # A board that doubles and halves its speed from round to round: each driver alone is wide.
 DRIFT = [1.0, 2.0, 0.5, 1.5, 0.7, 1.8, 0.6, 1.2, 0.9, 1.6, 0.8]
@@ -15,17 +15,7 @@ DRIFT = [1.0, 2.0, 0.5, 1.5, 0.7, 1.8, 0.6, 1.2, 0.9, 1.6, 0.8]
 
 def measured(driver: str, samples: list[float], rounds: str | None = "run-1") -> Measurement:
     extra = {ROUNDS_KEY: rounds} if rounds is not None else {}
-    return Measurement(
-        "afalg",
-        "cbc(aes)",
-        driver,
-        128,
-        4096,
-        "encrypt",
-        SampleStats.from_samples(samples).median,
-        samples=list(samples),
-        extra=extra,
-    )
+    return sampled(driver, samples, extra=extra)
 
 
 def half_and_full(

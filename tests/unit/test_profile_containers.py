@@ -10,6 +10,7 @@ import pytest
 
 from pytest_hwcrypto.profile import ProfileError, parse_profile
 from pytest_hwcrypto.vocabulary import FindingKind
+from tests.factories import measurement
 
 HEAD = '[board]\nname = "omnia"\n'
 
@@ -67,7 +68,7 @@ def test_a_container_rule_sees_only_measurements_taken_inside_a_container() -> N
 
     def measured(driver: str, rate: float, where: str | None) -> Measurement:
         extra = {"where": where} if where else {}
-        return Measurement("afalg", "cbc(aes)", driver, 256, 65536, "encrypt", rate, extra=extra)
+        return measurement(driver, rate, key_bits=256, block_size=65536, extra=extra)
 
     # Inside, hw wins; on the host it loses: each rule judges its own place only.
     data = [

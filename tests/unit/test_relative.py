@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from pytest_hwcrypto.model.results import ROUNDS_KEY, Measurement
-from pytest_hwcrypto.model.stats import SampleStats
 from pytest_hwcrypto.verdict.compare import compare_measurements
 from pytest_hwcrypto.verdict.relative import (
     RELATIVE_TO_KEY,
@@ -17,6 +16,7 @@ from pytest_hwcrypto.verdict.relative import (
     relative_measurements,
     resolve_references,
 )
+from tests.factories import sampled
 
 GENERIC = "cbc(aes-generic)"
 FIXED = "cbc(aes-fixed-time)"
@@ -24,21 +24,8 @@ ENGINE = "cbc-aes-engine"
 
 
 def measured(driver: str, samples: list[float], **kwargs: Any) -> Measurement:
-    fields: dict[str, Any] = {
-        "source": "afalg",
-        "algorithm": "cbc(aes)",
-        "key_bits": 128,
-        "block_size": 4096,
-        "op": "encrypt",
-    }
-    fields.update(kwargs)
-    return Measurement(
-        driver=driver,
-        bytes_per_second=SampleStats.from_samples(samples).median,
-        samples=list(samples),
-        driver_class="generic" if driver in (GENERIC, FIXED) else "offload",
-        **fields,
-    )
+    driver_class = "generic" if driver in (GENERIC, FIXED) else "offload"
+    return sampled(driver, samples, driver_class=driver_class, **kwargs)
 
 
 def one_run(

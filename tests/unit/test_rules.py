@@ -21,6 +21,7 @@ from pytest_hwcrypto.verdict.rules import (
     rules_from_list,
     winner_not_fastest_findings,
 )
+from tests.factories import at_mib_s
 
 MIB = 1024 * 1024
 
@@ -67,14 +68,14 @@ def measure(
     op: str = "encrypt",
     driver_class: str | None = None,
 ) -> Measurement:
-    return Measurement(
-        source,
-        algorithm,
+    return at_mib_s(
         driver,
-        key_bits,
-        block_size,
-        op,
-        mib_s * MIB,
+        mib_s,
+        source=source,
+        algorithm=algorithm,
+        key_bits=key_bits,
+        block_size=block_size,
+        op=op,
         samples=[value * MIB for value in samples or []],
         driver_class=driver_class,
     )
