@@ -3,8 +3,8 @@
 maintainer script runs, so nothing is emulated but one static `ldconfig`.
 
 debootstrap's second stage runs every package's maintainer scripts (and dpkg itself)
-through qemu-user: ~12 min an architecture on two quiet cores, 53-56 min at load 10.
-Here instead:
+through qemu-user, which takes minutes to an hour an architecture (benchmarks/arm-boards.md
+compares the two). Here instead:
 1. APT (the private configuration of boards/private_apt.py) resolves the Essential:yes set
    plus `BASE_PACKAGES` as an install onto an empty system and downloads the .deb files;
 2. each package's files are extracted (`dpkg-deb --fsys-tarfile | tar`, numeric owners)

@@ -7,8 +7,8 @@ Two layers, each cached under its own key:
   resolved and downloaded by a private APT, extracted on the host, what the maintainer
   scripts that matter would do done by the host (no maintainer script emulated), the
   guest's static ldconfig run once through qemu-user, Python byte-compiled by the host.
-  Once per package list: 14-51 s on two cores at load 3-7 (debootstrap's emulated
-  second stage took ~12 min quiet and 53-56 min at load 10).
+  Once per package list, far faster than debootstrap's emulated second stage
+  (benchmarks/arm-boards.md).
 - the image: the base tree copied, the plugin's wheel (`python -m build` from this
   checkout, or `HWCRYPTO_WHEEL`) installed into a venv over Debian's python3-* packages
   (`venv --system-site-packages` + `pip install --no-deps`, the README's recipe for lab
@@ -17,9 +17,9 @@ Two layers, each cached under its own key:
   binfmt_misc instance,
   inside a user, mount, PID and network namespace (`unshare`; host root mapped to
   itself, uid/gid 0-65535): the host's binfmt_misc and dpkg never change. Then
-  `mkfs.ext4 -d` turns the tree into an image (sparse: 780-870 MB apparent, 310-360 MB on
-  disk). Keyed by the plugin's source digest: a change to the plugin rebuilds this layer
-  only (11 s at load ~6, the install 5 s of it; 27-59 s with ensurepip).
+  `mkfs.ext4 -d` turns the tree into a sparse image. Keyed by the plugin's source digest:
+  a change to the plugin rebuilds this layer only. Sizes and build times:
+  benchmarks/arm-boards.md.
 
 Boards boot the image with `snapshot=on`: it is never written.
 """
@@ -298,8 +298,9 @@ def stage_pip(tree: Path) -> bool:
     byte-compiled by the host when its Python is the tree's version; True when staged.
 
     Under qemu-user, `venv`'s ensurepip (installing and compiling pip and setuptools
-    into the venv) took 45 s of the 55 s this layer ran; pip staged and compiled here
-    runs the same install in ~10 s, and the venv keeps no pip of its own."""
+    into the venv) took most of this layer's time; pip staged and compiled here runs the
+    same install several times faster (benchmarks/arm-boards.md), and the venv keeps no
+    pip of its own."""
     minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     wheels = sorted((tree / "usr" / "share" / "python-wheels").glob("pip-*.whl"))
     if not wheels or not (tree / "usr" / "lib" / minor).is_dir():

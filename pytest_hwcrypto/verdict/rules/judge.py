@@ -2,7 +2,7 @@
 """The four rule types of a board profile and how each is judged.
 
 Decisions use sample statistics so that an unchanged system does not flap (see
-measure/stats.py): a rule fails only when the data are *clearly* on the wrong side --
+model/stats.py): a rule fails only when the data are *clearly* on the wrong side --
 hw-beats-sw when the HW/SW ratio's upper bound is below min_ratio, floor when the upper
 bound of the throughput is below the floor, winner-fastest when winner/fastest's upper bound
 is below 1 - tolerance, no-regression when the drop exceeds max_drop and is beyond the
