@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import subprocess
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
@@ -30,6 +29,7 @@ from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
 from pytest_hwcrypto.kernel.evidence import gather_live_facts
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
+from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.kernel.procfs import CryptoAlg, ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
@@ -277,7 +277,7 @@ def rerank_unavailable_reason() -> str | None:
     """Why priorities cannot be changed here (and how to fix it), or None."""
     if os.geteuid() != 0:
         return "re-ranking drivers needs CAP_NET_ADMIN: run as root (or inside a board)"
-    subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
+    load_module_quietly("crypto_user")
     try:
         CryptoUser().close()
     except CryptoUserError as error:
@@ -418,7 +418,7 @@ def hwcrypto_dmcrypt_volume(hwcrypto_run: HwcryptoRun) -> Iterator[MakeVolume]:
         pytest.skip(reason)
     # crypto_user tells which drivers dm-crypt refuses (block/dmcrypt.py); without it the
     # refusal is still caught, only worded by dm-crypt's ENOENT.
-    subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
+    load_module_quietly("crypto_user")
     maker = VolumeMaker(run_ledger(hwcrypto_run))
     with ExitStack() as stack:
 
@@ -494,7 +494,7 @@ def _integrity_missing_reason() -> str | None:
     """Why a dm-integrity volume cannot be made here, with how to fix it; None if it can."""
     if shutil.which("cryptsetup") is None:
         return "integrity volumes need cryptsetup: apt-get install cryptsetup-bin"
-    subprocess.run(["modprobe", "-q", "dm_integrity"], capture_output=True, check=False)
+    load_module_quietly("dm_integrity")
     targets = block_tools.run(["dmsetup", "targets"])
     if not any(line.split()[:1] == ["integrity"] for line in targets.splitlines()):
         return "device-mapper has no integrity target: modprobe dm_integrity (CONFIG_DM_INTEGRITY)"

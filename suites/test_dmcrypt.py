@@ -22,7 +22,6 @@ cbc(aes), checked for integrity and measured, beside the bare device under them.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.block import dmcrypt, pattern_io, tools
 from pytest_hwcrypto.block.volume import Volume, VolumeMaker
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.measure.dmcrypt_engine import (
     BARE,
     KEY_BITS,
@@ -84,7 +84,7 @@ def block_ready() -> None:
     reason = tools.unavailable_reason()
     if reason:
         pytest.skip(reason)
-    subprocess.run(["modprobe", "-q", "crypto_user"], capture_output=True, check=False)
+    load_module_quietly("crypto_user")
 
 
 def _drop_caches() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from pytest_hwcrypto.block import dmcrypt, luks, pattern_io, tools
 from pytest_hwcrypto.block.volume import Volume, VolumeMaker
 from pytest_hwcrypto.kernel import afalg
 from pytest_hwcrypto.kernel.inventory import build_inventory
+from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.measure.dmcrypt_engine import BARE, dmcrypt_targets
 from pytest_hwcrypto.measure.targets import Target
@@ -59,7 +59,7 @@ def cryptsetup_ready() -> None:
     if shutil.which("cryptsetup") is None:
         pytest.skip("cryptsetup is not installed: apt-get install cryptsetup-bin")
     for module in ("crypto_user", "dm_integrity"):
-        subprocess.run(["modprobe", "-q", module], capture_output=True, check=False)
+        load_module_quietly(module)
 
 
 def _seed(run: HwcryptoRun) -> int:

@@ -15,6 +15,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_hwcrypto.kernel.modprobe import load_module_quietly
+
 COMMAND_TIMEOUT = 60.0
 DM_CONTROL = Path("/dev/mapper/control")
 
@@ -70,7 +72,7 @@ def unavailable_reason() -> str | None:
         if shutil.which(program) is None:
             return f"{program} is not installed: {install_hint(program)}"
     for module in ("loop", "dm_crypt"):
-        subprocess.run(["modprobe", "-q", module], capture_output=True, check=False)
+        load_module_quietly(module)
     if not DM_CONTROL.exists():
         return (
             f"{DM_CONTROL} is missing: this kernel has no device-mapper "

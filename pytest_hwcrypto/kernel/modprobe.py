@@ -17,14 +17,47 @@ directories is read from the first directory only (``/etc`` overrides ``/usr/lib
 are read in file-name order. Lines ending in a backslash continue on the next line, lines
 whose first word starts with ``#`` are comments, and ``-`` and ``_`` in module names are the
 same.
+
+Loading a module as the plugin asks for one (`load_module_quietly`) lives here too, so that
+every place that needs a module first goes through the same call.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
+import shutil
+import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+# Where modprobe lives when PATH lacks the sbin directories (a non-root user's PATH).
+MODPROBE_PLACES = ("/sbin/modprobe", "/usr/sbin/modprobe")
+
+
+def load_module_quietly(module: str) -> None:
+    """Ask modprobe for a module and say nothing either way.
+
+    Callers try a load and then look for what the module provides (a device node, an
+    algorithm), so a module that is missing, built in or refused is an expected outcome
+    here, not an error: no output, no exception, and no wait past 30 s.
+    """
+    tool = shutil.which("modprobe") or next(
+        (path for path in MODPROBE_PLACES if os.path.exists(path)), None
+    )
+    if tool is None:
+        return
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            [tool, "-q", module],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=30,
+            check=False,
+        )
+
 
 # kmod's search order, highest priority first.
 DEFAULT_MODPROBE_DIRS: tuple[Path, ...] = (

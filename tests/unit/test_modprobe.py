@@ -16,6 +16,7 @@ from pytest_hwcrypto.kernel.modprobe import (
     entries_for,
     find_blacklisted_modules,
     is_blacklisted,
+    load_module_quietly,
     modprobe_conf_files,
     normalize_module_name,
     parse_cmdline_blacklist,
@@ -188,3 +189,24 @@ def test_this_hosts_modprobe_configuration() -> None:
     assert is_blacklisted(found, "arkfb")
     # /lib is a symlink to /usr/lib on merged-/usr systems: each file is read once.
     assert len([entry for entry in found if entry.module == "arkfb"]) == 1
+
+
+def test_modules_are_loaded_through_one_function() -> None:
+    """Loading a module quietly is written once, in kernel/modprobe.py (issue 43): no other
+    module of the package or the suites runs `modprobe -q` itself."""
+    root = Path(__file__).resolve().parents[2]
+    sources = [*(root / "pytest_hwcrypto").rglob("*.py"), *(root / "suites").rglob("*.py")]
+    home = root / "pytest_hwcrypto" / "kernel" / "modprobe.py"
+    own_calls = [
+        str(path.relative_to(root))
+        for path in sources
+        if path != home and '"modprobe", "-q"' in path.read_text()
+    ]
+    assert own_calls == []
+
+
+def test_a_module_that_cannot_load_is_quiet(capfd: pytest.CaptureFixture[str]) -> None:
+    """A failed load is an expected outcome for its callers: it raises nothing, prints
+    nothing (here modprobe, if the host has it, really runs and finds no such module)."""
+    load_module_quietly("hwcrypto-no-such-module")
+    assert capfd.readouterr() == ("", "")

@@ -15,11 +15,7 @@ recording ``modprobe``) makes its own and passes it in.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
 import socket
-import subprocess
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -33,6 +29,7 @@ from pytest_hwcrypto.kernel.afalg.errors import (
     unavailable_message,
 )
 from pytest_hwcrypto.kernel.afalg.resolve import matches, registrations
+from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.units import errno_name
 from pytest_hwcrypto.vocabulary import DEFAULT_TIMEOUT_SECONDS, PROC_CRYPTO, AlgType
 
@@ -46,24 +43,6 @@ PROBE_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-def modprobe_quietly(module: str) -> None:
-    """Try to load a module; quietly, because failing here is an expected outcome."""
-    tool = shutil.which("modprobe") or next(
-        (path for path in ("/sbin/modprobe", "/usr/sbin/modprobe") if os.path.exists(path)),
-        None,
-    )
-    if tool is None:
-        return
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(
-            [tool, "-q", module],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=30,
-            check=False,
-        )
-
-
 class Probe:
     """Availability of AF_ALG per type as this process found it.
 
@@ -72,7 +51,7 @@ class Probe:
     a module that failed to load will not succeed on a second try.
     """
 
-    def __init__(self, modprobe: Callable[[str], None] = modprobe_quietly) -> None:
+    def __init__(self, modprobe: Callable[[str], None] = load_module_quietly) -> None:
         self.modprobe = modprobe
         self.modprobe_tried: set[str] = set()
         self.known_available: set[str] = set()
