@@ -17,11 +17,10 @@ boot-to-boot noise of this board, which reached a factor of two on a loaded host
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from hwcrypto_cli import run_ab
 from one_driver_kernels import SOURCE, one_driver_kernels
 
 from pytest_hwcrypto.boards.uml import UmlBoard
@@ -38,16 +37,6 @@ def kernels() -> tuple[Path, Path]:
     return one_driver_kernels()
 
 
-def _ab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_hwcrypto.cli", "ab", *args],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-
-
 def _series(out: Path) -> dict[str, dict[str, object]]:
     verdict = json.loads(out.read_text())["verdict"]
     return {str(s["driver"]): s for s in verdict["series"]}
@@ -60,7 +49,7 @@ def test_a_slowed_only_driver_is_regressed(
     out = tmp_path / "ab.json"
     # Up to three series (the defaults' winners at one block size): 10 pairs all one way
     # reach 0.01 / 3 (p = 2 / 1024); 12 leave room for a pair of a loaded host near 0.
-    done = _ab("--kernel", str(good), "--kernel", str(slow), *SLICE, "--slice-seconds", "2",
+    done = run_ab("--kernel", str(good), "--kernel", str(slow), *SLICE, "--slice-seconds", "2",
                "--pairs", "12", "--out", str(out))  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     series = _series(out)
@@ -79,7 +68,7 @@ def test_the_same_one_driver_kernel_twice_is_clean(
     out = tmp_path / "aa.json"
     # One series at --alpha 0.001: an unchanged kernel is called regressed with a chance
     # of at most 1 in 1000 (11 pairs is the fewest that can reach that level).
-    done = _ab("--kernel", str(good), "--kernel", str(good), *SLICE, "--slice-seconds", "1",
+    done = run_ab("--kernel", str(good), "--kernel", str(good), *SLICE, "--slice-seconds", "1",
                "--algorithm", "cbc(aes)", "--alpha", "0.001", "--pairs", "11",
                "--out", str(out))  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]

@@ -13,22 +13,12 @@ there named in one line.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from hwcrypto_cli import run_ab
 
 from pytest_hwcrypto.ab.schedule import pair_order
 from pytest_hwcrypto.boards.uml import UmlBoard
-
-
-def _ab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_hwcrypto.cli", "ab", *args],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
 
 
 def test_the_same_kernel_twice_in_pairs(uml_board: UmlBoard, tmp_path: Path) -> None:
@@ -38,7 +28,7 @@ def test_the_same_kernel_twice_in_pairs(uml_board: UmlBoard, tmp_path: Path) -> 
         "--kernel", kernel, "--kernel", kernel, "--algorithm", "cbc(aes)",
         "--block-sizes", "65536", "--slice-seconds", "1", "--seed", "7", "--out", str(out),
     ]  # fmt: skip
-    done = _ab(*common, "--pairs", "8")
+    done = run_ab(*common, "--pairs", "8")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "regressed" not in done.stdout
     assert "cbc(aes-generic)" in done.stdout
@@ -57,7 +47,7 @@ def test_the_same_kernel_twice_in_pairs(uml_board: UmlBoard, tmp_path: Path) -> 
     sides = json.loads((tmp_path / "aa.B.json").read_text())
     assert sides["schema"] == "pytest-hwcrypto/1"
 
-    resumed = _ab(*common, "--pairs", "10", "--resume")
+    resumed = run_ab(*common, "--pairs", "10", "--resume")
     # Ten pairs can reach the decision level (all ten one way: p 0.002), and boots of one
     # kernel differ now and then, so an A/A may end regressed (exit 1) by design: what is
     # checked here is the resume, not the verdict. 2 would be a usage error.
@@ -70,7 +60,7 @@ def test_the_same_kernel_twice_in_pairs(uml_board: UmlBoard, tmp_path: Path) -> 
 def test_a_kernel_that_is_not_there_is_named(uml_board: UmlBoard, tmp_path: Path) -> None:
     kernel = str(uml_board.kernel)
     missing = tmp_path / "linux"
-    done = _ab("--kernel", kernel, "--kernel", str(missing), "--out", str(tmp_path / "x.json"))
+    done = run_ab("--kernel", kernel, "--kernel", str(missing), "--out", str(tmp_path / "x.json"))
     assert done.returncode == 2
     assert done.stderr.strip() == f"hwcrypto: error: kernel B: {missing} does not exist"
     assert not (tmp_path / "x.json").exists()
@@ -82,7 +72,7 @@ def test_one_kernel_two_command_lines(uml_board: UmlBoard, tmp_path: Path) -> No
     cbc(aes) there, and the by-name series measured on both sides; aes-generic's template,
     there on both sides, is judged against itself."""
     out = tmp_path / "cmdline.json"
-    done = _ab(
+    done = run_ab(
         "--kernel", str(uml_board.kernel), "--b-cmdline", "module_blacklist=aes_ti",
         "--algorithm", "cbc(aes)", "--block-sizes", "65536", "--slice-seconds", "0.5",
         "--pairs", "10", "--out", str(out),
