@@ -15,7 +15,7 @@
 # 31 harmless (a comment in a crypto source file compiled into the kernel) and one, at a
 # position drawn from TRIAL, that adds work to aes-generic's block function (PLANT=aes-generic,
 # the default; SLOW_ROUNDS spins per block) or to every skcipher's walk (PLANT=skcipher:
-# SKCIPHER_SPIN spins per 64 bytes in skcipher_walk_done: 8 took aes-generic -8.5 % at 64 KiB
+# SKCIPHER_SPIN spins per 64 bytes in skcipher_walk_done: 6 took aes-generic -1.5 % at 64 KiB
 # on UML, benchmarks/ab-bisect.md; issue 48's small-drop bisection) -- then:
 # builds the good (first) and slow (last) kernels, `hwcrypto ab` between them, and
 # `git bisect run hwcrypto bisect-run` over the 32 commits, and `hwcrypto bisect-confirm`
@@ -33,7 +33,7 @@ HWCRYPTO=${HWCRYPTO:-hwcrypto}
 COMMITS=32
 SLOW_ROUNDS=${SLOW_ROUNDS:-60}
 PLANT=${PLANT:-aes-generic}
-SKCIPHER_SPIN=${SKCIPHER_SPIN:-6}
+SKCIPHER_SPIN=${SKCIPHER_SPIN:-20}
 ALGORITHM=${ALGORITHM:-cbc(aes)}
 case "$PLANT" in aes-generic|skcipher) ;; *) echo "PLANT must be aes-generic or skcipher" >&2; exit 2;; esac
 mkdir -p "$WORK"
@@ -128,16 +128,28 @@ if $HWCRYPTO bisect-confirm --good "$WORK/ab-good-slow.json" --first-pairs 8 \
   [ -n "$FOUND" ] || FOUND=$(grep -oE '[0-9a-f]{40} is the culprit' "$WORK/confirm-$TRIAL.log" | cut -c1-40 || true)
 fi
 confirm_seconds=$(( $(date +%s) - started ))
-git bisect reset -q >/dev/null 2>&1 || true
+git bisect reset >/dev/null 2>&1 || true
 git checkout -q "$BASE"   # the tree as it came: the next trial starts from it again
 python3 - "$WORK/bisect-trials.jsonl" <<EOF
 import json, sys
+
+def plant_changes(path):
+    try:
+        series = json.load(open(path))["verdict"]["series"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return [{"driver": s["driver"], "pairs": s["pairs"], "change": round(s["change"], 4),
+             "low": round(s["change_low"], 4), "high": round(s["change_high"], 4),
+             "verdict": s["verdict"]} for s in series]
+
 entry = {"trial": $TRIAL, "plant": "$PLANT", "planted": "$PLANTED", "position": $CULPRIT, "found": "$FOUND",
          "bisected": "$BISECTED",
          "right": "$FOUND" == "$PLANTED", "steps": int("${STEPS:-0}" or 0),
          "confirmed": "$CONFIRMED" == "true", "confirm_seconds": $confirm_seconds,
          "ab_seconds": $ab_seconds, "bisect_seconds": $bisect_seconds,
-         "load": open("/proc/loadavg").read().split()[:3]}
+         "load": open("/proc/loadavg").read().split()[:3],
+         # what the planted commit did, as the good-vs-slow A/B of this trial measured it
+         "plant_changes": plant_changes("$WORK/ab-good-slow.json")}
 open(sys.argv[1], "a").write(json.dumps(entry) + "\n")
 print(json.dumps(entry))
 EOF
