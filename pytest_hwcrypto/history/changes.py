@@ -180,9 +180,11 @@ def _runs_to_see(
 ) -> int:
     """How many runs from ``index`` on the detector needed to report the change there: the
     history replayed as it grew, one run at a time (from the previous change point on, or
-    one window back: the detector looks no further)."""
+    one window back: the detector looks no further). Replayed up to one window past the
+    change, so a long history costs one window's replays a change, not its length; a
+    change the replays never name counts every run after it."""
     start = max(previous_cut, index - window)
-    for seen in range(1, len(values) - index + 1):
+    for seen in range(1, min(len(values) - index, window) + 1):
         window_values = values[start : index + seen]
         if any(i + start == index for i, _ in _library_change_points(window_values, window, max_p)):
             return seen
