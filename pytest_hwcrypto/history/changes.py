@@ -160,7 +160,9 @@ def series_changes(
                 high=high,
                 p=p,
                 runs_to_see=runs_to_see,
-                newest=index + runs_to_see > len(values) - len(groups[-1]),
+                # a change more than a window back was in reach of earlier runs: not new
+                newest=index + runs_to_see > len(values) - len(groups[-1])
+                and len(values) - index <= window,
                 failing=change < -max_drop,
                 driver_before=driver_before if winner else None,
                 driver_after=driver_after if winner else None,
