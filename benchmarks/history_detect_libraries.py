@@ -23,6 +23,7 @@ numpy < 2), so run it once in each:
 
     VENV_OTAVA/bin/python benchmarks/history_detect_libraries.py --library otava FILE
     VENV_SPA/bin/python benchmarks/history_detect_libraries.py --library spa FILE
+    .venv/bin/python benchmarks/history_detect_libraries.py --gate 0.10 --round round5 FILE
 """
 
 from __future__ import annotations
@@ -76,11 +77,15 @@ def spa_detector(pvalue: float, permutations: int) -> Detector:
     return detect
 
 
-def histories(path: Path) -> list[dict[str, Any]]:
+def histories(
+    path: Path, rounds: Sequence[str] = (), host_speed: bool = False
+) -> list[dict[str, Any]]:
     out = []
     with gzip.open(path, "rt") as handle:
         for line in handle:
             trial = json.loads(line)
+            if rounds and trial["round"] not in rounds:
+                continue
             for name, values in trial["series"].items():
                 if name.startswith("("):
                     continue  # the host-speed yardstick, not a driver
@@ -98,8 +103,10 @@ def histories(path: Path) -> list[dict[str, Any]]:
                         "trial": f"{trial['round']}/{scenario}/{trial['run']}",
                         "scenario": scenario,
                         "series": name,
-                        "a": values["a"],
-                        "b": values["b"],
+                        # per host speed: each boot's value per unit of the yardstick
+                        # measured in the same boot (rounds 4-5, ab --host-speed)
+                        "a": values["a_host"] if host_speed else values["a"],
+                        "b": values["b_host"] if host_speed else values["b"],
                         "truth": truth,
                     }
                 )
@@ -134,10 +141,67 @@ def scale(detect: Detector, path: Path, series: int, points: int) -> float:
     return time.perf_counter() - start
 
 
+def gate(path: Path, max_drop: float, rounds: Sequence[str], host_speed: bool) -> None:
+    """The CI gate's view (`hwcrypto history detect`, history/changes.py): each history
+    replayed one run -- one kernel -- at a time, as CI adds them; does the gate fire (a drop
+    beyond max_drop new with the newest kernel), and where?"""
+    from pytest_hwcrypto.history.changes import MIN_RUNS, series_changes
+    from pytest_hwcrypto.history.model import KernelIdentity, Point, RunIdentity, Series, SeriesKey
+
+    key = SeriesKey("uml", "afalg", "cbc(aes)", None, 128, 65536, "encrypt", None)
+    rows = []
+    for history in histories(path, rounds, host_speed):
+        values = history["a"] + history["b"]
+        points = [
+            Point(RunIdentity(str(n), "uml", KernelIdentity(f"6.1.{n}"), "0", "t"), v)
+            for n, v in enumerate(values)
+        ]
+        fired = []  # (runs so far, first bad index) each time the gate fires
+        for end in range(MIN_RUNS, len(points) + 1):
+            verdict = series_changes(Series(key, points=points[:end]), points[:end], max_drop)
+            for change in verdict.changes:
+                if change.failing and change.newest:
+                    fired.append((end, int(change.first_bad.release.split(".")[-1])))
+        rows.append((history, fired))
+    per = " per host speed" if host_speed else ""
+    print(f"gate at max-drop {max_drop:.0%}{per}, histories replayed one run at a time")
+    for scenario in ("one5", "one10", "all10"):
+        changed = [(h, f) for h, f in rows if h["scenario"] == scenario and h["truth"] == "changed"]
+        right = [
+            min(end for end, bad in f if abs(bad - len(h["a"])) <= 2) - len(h["a"])
+            for h, f in changed
+            if any(abs(bad - len(h["a"])) <= 2 for _, bad in f)
+        ]
+        wrong = sum(1 for h, f in changed if any(abs(bad - len(h["a"])) > 2 for _, bad in f))
+        right.sort()
+        print(
+            f"  {scenario}: {len(changed)} histories, fired within 2 of the change {len(right)}"
+            f" (B runs then: median {right[len(right) // 2] if right else None}),"
+            f" fired elsewhere {wrong}"
+        )
+    for label in ("aa", "drift"):
+        unchanged = [f for h, f in rows if h["scenario"] == label]
+        print(
+            f"  {label}: {len(unchanged)} histories, gate fired in {sum(1 for f in unchanged if f)}"
+        )
+    others = [f for h, f in rows if h["scenario"] in CHANGED and h["truth"] == "unchanged"]
+    print(f"  one*: unchanged driver: {len(others)}, gate fired in {sum(1 for f in others if f)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pairs", type=Path)
-    parser.add_argument("--library", choices=("otava", "spa"), required=True)
+    parser.add_argument("--library", choices=("otava", "spa"), default="otava")
+    parser.add_argument(
+        "--gate",
+        metavar="MAX_DROP",
+        type=float,
+        help="judge with history/changes.py as the CI gate would (needs the project)",
+    )
+    parser.add_argument("--round", action="append", default=[], help="only these rounds")
+    parser.add_argument(
+        "--per-host-speed", action="store_true", help="--gate on values per host speed"
+    )
     parser.add_argument("--pvalue", type=float)
     parser.add_argument("--window", type=int, default=50, help="otava: window_len")
     parser.add_argument("--permutations", type=int, default=100, help="spa: permutations")
@@ -145,6 +209,9 @@ def main() -> None:
     parser.add_argument("--scale-points", type=int, default=10_000)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.gate is not None:
+        gate(args.pairs, args.gate, args.round, args.per_host_speed)
+        return
     if args.library == "otava":
         pvalue = args.pvalue if args.pvalue is not None else 0.001
         detect = otava_detector(pvalue, args.window)
