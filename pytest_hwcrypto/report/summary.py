@@ -69,6 +69,7 @@ MEANING: dict[str, str] = {
     FindingKind.ASYNC_JOBS_SERIALIZED: "the kernel completed OpenSSL's async jobs one at a time",
     FindingKind.CONTAINER_DEVICES_UNRESTRICTED: "a container may use every host device",
     FindingKind.CONTAINER_OVERHEAD: "the same driver is slower inside a container than on the host",
+    FindingKind.RNG_OUTPUT_REPEATS: "a random generator's output is stuck or repeats",
 }
 # Kinds that ask for attention (yellow); the rest are information.
 _ATTENTION = {
