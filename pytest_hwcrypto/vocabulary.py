@@ -151,6 +151,7 @@ class Suite(Word):
     # The kernel's rng algorithms through AF_ALG (suites/test_rngalg.py); "rngalg", not
     # "rng", which the hardware RNG suite (/dev/hwrng) is nearer to.
     RNG_ALGORITHMS = "rngalg"
+    PKEY = "pkey"  # public keys through keyctl pkey_* (suites/test_pkey.py)
 
     @property
     def marker(self) -> str:
@@ -160,7 +161,7 @@ class Suite(Word):
 # Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
 # run (xdist_exclusive.py). "lxc" by name: that suite measures too.
 MEASURING_SUITES: frozenset[str] = frozenset(
-    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc", "rngalg"}
+    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc", "rngalg", "pkey"}
 )
 XDIST_MEASURING_GROUP = "hwcrypto-measuring"
 
