@@ -29,9 +29,11 @@ from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
 from pytest_hwcrypto.kernel.evidence import gather_live_facts
 from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
+from pytest_hwcrypto.kernel.kmsg import read_kernel_log
 from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.kernel.procfs import CryptoAlg, ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
+from pytest_hwcrypto.kernel.selftest_log import failures as selftest_failures
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
 from pytest_hwcrypto.kernel.test_drivers import TestDriversControl
 from pytest_hwcrypto.ledger import Ledger
@@ -79,9 +81,21 @@ def classified(run: HwcryptoRun, algs: Sequence[CryptoAlg]) -> list[InventoryEnt
     """A /proc/crypto listing read now (one a suite re-reads after creating instances)
     classed as `inventory` classes it, so that every table of a run gives a driver one
     class (the throughput suite's name-table-only reading once made the test drivers
-    `unknown` in AF_ALG's table and `offload` in dm-crypt's)."""
+    `unknown` in AF_ALG's table and `offload` in dm-crypt's). A self-test /proc/crypto
+    calls `unknown` is `failed` where the kernel log has the failure."""
     overrides = run.profile.classify if run.profile is not None else ()
-    return build_inventory(algs, overrides=overrides, live=gather_live_facts(algs))
+    return build_inventory(
+        algs,
+        overrides=overrides,
+        live=gather_live_facts(algs),
+        selftest_failures=selftest_failures(kernel_log()),
+    )
+
+
+def kernel_log() -> list[str]:
+    """The kernel log's messages now (/dev/kmsg; [] without root): the self-test failures
+    the inventory and its suite read. A module-level function so a test can replace it."""
+    return read_kernel_log()
 
 
 def afalg_reach(run: HwcryptoRun) -> AfalgReach:

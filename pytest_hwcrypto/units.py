@@ -31,6 +31,13 @@ def format_mib_s_as_tools_print(bytes_per_second: float) -> str:
     return f"{mib:.1f}" if mib >= 1 else f"{mib:.3g}"
 
 
+def format_operations(operations_per_second: float) -> str:
+    """Operations per second, three significant figures: ``1.23e+03`` is written ``1230``."""
+    if operations_per_second >= 100:
+        return f"{operations_per_second:.0f}"
+    return f"{operations_per_second:.3g}"
+
+
 def format_ratio(ratio: float) -> str:
     """0.45, 1.6, 48: two significant digits are all the noise allows."""
     if math.isinf(ratio):
@@ -71,6 +78,7 @@ __all__ = [
     "format_mib_s",
     "format_mib_s_as_tools_print",
     "format_min_ratio",
+    "format_operations",
     "format_ratio",
     "size_label",
 ]

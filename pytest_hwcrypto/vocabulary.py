@@ -44,6 +44,14 @@ class Op(Word):
     ENCRYPT = "encrypt"
     DECRYPT = "decrypt"
     DIGEST = "digest"
+    GENERATE = "generate"  # an rng's output read
+
+
+class RateUnit(Word):
+    """What a measurement's rate counts (results JSON `measurements[].unit`)."""
+
+    BYTES_PER_SECOND = "B/s"  # the default: a measurement without `unit` counts bytes
+    OPERATIONS_PER_SECOND = "op/s"  # public-key operations (sign, verify, ...) per second
 
 
 class DriverClass(Word):
@@ -78,6 +86,8 @@ class Source(Word):
     CRYPTODEV = "cryptodev"
     FIO = "fio"
     DD = "dd"
+    # keyctl pkey_* on an asymmetric key: the public-key path user space has (kernel/keyctl.py)
+    KEYCTL = "keyctl"
 
 
 class FindingKind(Word):
@@ -114,6 +124,8 @@ class FindingKind(Word):
     CONTAINER_DEVICES_UNRESTRICTED = "container-devices-unrestricted"
     # The same driver slower inside a container than on the host by more than the bar.
     CONTAINER_OVERHEAD = "container-overhead"
+    # An rng's output stuck, periodic, or the same in two sessions (verdict/rng_output.py).
+    RNG_OUTPUT_REPEATS = "rng-output-repeats"
 
 
 class RuleType(Word):
@@ -136,6 +148,10 @@ class Suite(Word):
     CRYPTODEV = "cryptodev"
     DMCRYPT = "dmcrypt"
     LXC = "lxc"
+    # The kernel's rng algorithms through AF_ALG (suites/test_rngalg.py); "rngalg", not
+    # "rng", which the hardware RNG suite (/dev/hwrng) is nearer to.
+    RNG_ALGORITHMS = "rngalg"
+    PKEY = "pkey"  # public keys through keyctl pkey_* (suites/test_pkey.py)
 
     @property
     def marker(self) -> str:
@@ -145,7 +161,7 @@ class Suite(Word):
 # Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
 # run (xdist_exclusive.py). "lxc" by name: that suite measures too.
 MEASURING_SUITES: frozenset[str] = frozenset(
-    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc"}
+    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc", "rngalg", "pkey"}
 )
 XDIST_MEASURING_GROUP = "hwcrypto-measuring"
 

@@ -13,10 +13,10 @@ from typing import Callable
 import pytest
 
 from pytest_hwcrypto import fixtures
+from pytest_hwcrypto.kernel import selftest_log
 from pytest_hwcrypto.kernel.classify import is_offload
 from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
-from pytest_hwcrypto.kernel.kmsg import read_kernel_log
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile, Expectation
 from pytest_hwcrypto.report.recorder import ResultsRecorder
@@ -71,7 +71,7 @@ def test_selftest_passed(
         pytest.skip(verdict.message)
     if not verdict.passed:
         # The kernel's own words on what went wrong, when its log still has them.
-        said = inventory_checks.selftest_log_lines(read_kernel_log(), registered.driver)
+        said = inventory_checks.selftest_log_lines(fixtures.kernel_log(), registered.driver)
         message = verdict.message + "".join(f"\n  kernel log: {line}" for line in said)
         hwcrypto_results.add_finding(
             Finding(
@@ -84,14 +84,32 @@ def test_selftest_passed(
         pytest.fail(message, pytrace=False)
 
 
+def test_kernel_log_selftest_failures_reported(hwcrypto_results: ResultsRecorder) -> None:
+    """Every "alg: self-tests for ALG using DRIVER failed (rc=N)" in the kernel log is a
+    finding naming the driver and the error, registered or not (a module unloaded since)."""
+    for failure in selftest_log.failures(fixtures.kernel_log()).values():
+        hwcrypto_results.add_finding(
+            Finding(
+                FindingKind.KERNEL_SELFTEST_FAILED,
+                failure.algorithm,
+                failure.describe(),
+                {"driver": failure.driver, "rc": failure.rc, "error": failure.error},
+            )
+        )
+
+
 def test_expected_driver_registered(
     expectation: Expectation,
     hwcrypto_inventory: list[InventoryEntry],
     hwcrypto_kernel: KernelFacts,
+    hwcrypto_profile: BoardProfile | None,
     hwcrypto_results: ResultsRecorder,
 ) -> None:
-    """The board profile's drivers must be there: a missing one is a failure, not a skip."""
-    verdict = inventory_checks.expectation_verdict(expectation, hwcrypto_inventory, hwcrypto_kernel)
+    """The board profile's drivers must be there, self-tested: a missing one, or one whose
+    self-test failed, is a failure, not a skip."""
+    verdict = inventory_checks.expectation_verdict(
+        expectation, hwcrypto_inventory, hwcrypto_kernel, hwcrypto_profile
+    )
     kind = verdict.finding_kind or FindingKind.DRIVER_MISSING
     fixtures.record_and_judge(
         hwcrypto_results,

@@ -35,6 +35,7 @@ from pytest_hwcrypto.boards.inner_pytest import (
     pytest_command,
 )
 from pytest_hwcrypto.boards.registry import make_board
+from pytest_hwcrypto.kernel.selftest_log import FAILED, parse_line
 from pytest_hwcrypto.run import HOST_PATHS_ENV, NO_TERMINAL_ENV, HwcryptoRun, lava_on
 
 EXIT_BOARD_UNAVAILABLE = 4  # same as pytest's usage error: nothing ran
@@ -184,7 +185,18 @@ def record_kernel_events(json_path: Path, result: BoardResult) -> None:
         data = json.loads(json_path.read_text())
     except (OSError, ValueError):
         return
-    data.setdefault("findings", []).extend(_finding(event) for event in result.kernel_events)
+    findings = data.setdefault("findings", [])
+    # The inventory suite inside already reported the self-test failures it read in the
+    # kernel log, by driver; the console's copy of the same failure adds nothing.
+    reported = {
+        (f.get("kind"), f.get("driver"))
+        for f in findings
+        if isinstance(f, dict) and f.get("driver")
+    }
+    for event in result.kernel_events:
+        finding = _finding(event)
+        if (finding["kind"], finding.get("driver")) not in reported:
+            findings.append(finding)
     data.setdefault("board", {}).update(
         {"kind": result.board, "kernel": result.kernel, "boot_seconds": result.boot_seconds}
     )
@@ -203,8 +215,19 @@ def rewrite_html_report(json_path: Path, html_path: Path) -> None:
         return  # the report the board wrote stays
 
 
-def _finding(event: KernelEvent) -> dict[str, str]:
-    return {"kind": f"kernel-{event.kind}", "algorithm": "", "detail": event.line}
+def _finding(event: KernelEvent) -> dict[str, object]:
+    """A console event as a finding; a self-test summary line names its driver and errno."""
+    report = parse_line(event.line) if event.kind == "selftest-failed" else None
+    if report is None or report.kind != FAILED:
+        return {"kind": f"kernel-{event.kind}", "algorithm": "", "detail": event.line}
+    return {
+        "kind": f"kernel-{event.kind}",
+        "algorithm": report.algorithm,
+        "detail": report.describe(),
+        "driver": report.driver,
+        "rc": report.rc,
+        "error": report.error,
+    }
 
 
 __all__ = ["BoardError", "run_command_in_board", "run_pytest_session_in_board"]

@@ -40,7 +40,9 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     from pytest_hwcrypto.kernel.evidence import gather_live_facts
     from pytest_hwcrypto.kernel.facts import gather_kernel_facts
     from pytest_hwcrypto.kernel.inventory import build_inventory, format_inventory_table
+    from pytest_hwcrypto.kernel.kmsg import read_kernel_log
     from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_capture
+    from pytest_hwcrypto.kernel.selftest_log import failures
     from pytest_hwcrypto.profile import load_profile
     from pytest_hwcrypto.vocabulary import PROC_CRYPTO
 
@@ -57,7 +59,11 @@ def cmd_inventory(args: argparse.Namespace) -> int:
     facts = gather_live_facts(parsed.algs) if live else None
     if facts is not None:
         _print_notes(facts.notes)
-    entries = build_inventory(parsed.algs, overrides=overrides, live=facts)
+    # A capture's self-tests are what /proc/crypto said; a live kernel's log says more.
+    failed = failures(read_kernel_log()) if live else {}
+    entries = build_inventory(
+        parsed.algs, overrides=overrides, live=facts, selftest_failures=failed
+    )
     if args.json:
         kernel = gather_kernel_facts().to_json() if live else {"capture": str(path)}
         json.dump(

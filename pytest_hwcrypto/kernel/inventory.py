@@ -24,13 +24,14 @@ have one ``scomp`` and one ``compression`` winner.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
 from pytest_hwcrypto.kernel.classify import is_hardware
 from pytest_hwcrypto.kernel.classify_evidence import ClassOverride, LiveFacts, classify_all
 from pytest_hwcrypto.kernel.procfs import CryptoAlg
+from pytest_hwcrypto.kernel.selftest_log import SelftestReport
 
 # /proc/crypto "type" -> the API family that finds it (see the module docstring).
 TYPE_FAMILIES = {
@@ -71,6 +72,9 @@ class InventoryEntry:
     winner: bool
     # One line saying what decided the class ("name table: ...", "sysfs: ...", "unknown: ...").
     class_evidence: str = ""
+    # The kernel log's "alg: self-tests for ALG using DRIVER failed (rc=N)" for this driver,
+    # where /proc/crypto has not seen it pass (it says "unknown" after a failure).
+    selftest_failure: SelftestReport | None = None
 
     @property
     def name(self) -> str:
@@ -94,6 +98,10 @@ class InventoryEntry:
 
     @property
     def selftest(self) -> str | None:
+        """/proc/crypto's word, or ``failed`` where it says ``unknown`` and the log has the
+        failure."""
+        if self.selftest_failure is not None and not self.alg.passed_selftest:
+            return "failed"
         return self.alg.selftest
 
     @property
@@ -119,6 +127,11 @@ class InventoryEntry:
             "class": self.driver_class,
             "class_evidence": self.class_evidence,
             "selftest": self.selftest,
+            **(
+                {"selftest_log": self.selftest_failure.line}
+                if self.selftest == "failed" and self.selftest_failure
+                else {}
+            ),
             "winner": self.winner,
             "refcnt": self.refcnt,
             "internal": self.internal,
@@ -131,6 +144,7 @@ def build_inventory(
     *,
     overrides: Sequence[ClassOverride] = (),
     live: LiveFacts | None = None,
+    selftest_failures: Mapping[str, SelftestReport] | None = None,
 ) -> list[InventoryEntry]:
     """Classify every entry and mark the winners, keeping the /proc/crypto order.
 
@@ -138,7 +152,10 @@ def build_inventory(
     profile's ``[[classify]]`` entries (``overrides``), what the live kernel says (``live``,
     from ``evidence.gather_live_facts``), the name table, the capture, templates. A
     ``classify`` function replaces all of that (its evidence reads ``classifier: NAME``).
+    ``selftest_failures`` (kernel/selftest_log.failures of the kernel log) turn a driver's
+    ``unknown`` self-test into ``failed``.
     """
+    failed = selftest_failures or {}
     listed = list(algs)
     winners = _winner_positions(listed)
     if classify is not None:
@@ -154,6 +171,7 @@ def build_inventory(
             driver_class=driver_class,
             winner=position in winners,
             class_evidence=evidence,
+            selftest_failure=failed.get(alg.driver),
         )
         for position, (alg, (driver_class, evidence)) in enumerate(zip(listed, decided))
     ]

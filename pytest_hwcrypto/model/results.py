@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from pytest_hwcrypto.model.stats import SampleStats
-from pytest_hwcrypto.vocabulary import RESULTS_SCHEMA, FindingKind
+from pytest_hwcrypto.vocabulary import RESULTS_SCHEMA, FindingKind, RateUnit
 
 SCHEMA = RESULTS_SCHEMA
 FINDING_KINDS = frozenset(FindingKind.values())
@@ -77,6 +77,9 @@ class Measurement:
     extra: dict[str, Any] = field(default_factory=dict)
     concurrency: int | None = None
     cpu_per_byte: float | None = None
+    # What `bytes_per_second` counts: None (bytes/s, the default) or "op/s" (RateUnit):
+    # public-key operations per second, where a block size means nothing.
+    unit: str | None = None
 
     @property
     def level(self) -> int:
@@ -111,6 +114,8 @@ class Measurement:
             data["concurrency"] = self.concurrency
         if self.cpu_per_byte is not None:
             data["cpu_per_byte"] = self.cpu_per_byte
+        if self.unit is not None:
+            data["unit"] = self.unit
         return _with_extra(data, self.extra)
 
     @classmethod
@@ -133,13 +138,19 @@ class Measurement:
             driver_class=reader.optional_string("driver_class"),
             concurrency=reader.optional_int("concurrency"),
             cpu_per_byte=reader.optional_number("cpu_per_byte"),
+            unit=reader.optional_string("unit"),
         )
+        if measurement.unit is not None and measurement.unit not in RATE_UNITS:
+            raise ResultsError(
+                f"{where}: 'unit' must be one of {', '.join(RATE_UNITS)}, not {measurement.unit!r}"
+            )
         if measurement.concurrency is not None and measurement.concurrency < 1:
             raise ResultsError(f"{where}: 'concurrency' must be 1 or more")
         measurement.extra = reader.unread()
         return measurement
 
 
+RATE_UNITS = tuple(str(unit) for unit in RateUnit)
 _MEASUREMENT_OPTIONAL_NUMBERS = ("ci_low", "ci_high", "cov", "cpu_seconds", "bytes_per_cpu_second")
 
 

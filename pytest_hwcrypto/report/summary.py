@@ -32,7 +32,7 @@ from typing import Any
 from pytest_hwcrypto.model.results import Finding, Results
 from pytest_hwcrypto.report.scaling import ScalingTable, scaling_tables
 from pytest_hwcrypto.report.throughput_table import Row, Table, throughput_tables
-from pytest_hwcrypto.units import format_mib_s, format_ratio, size_label
+from pytest_hwcrypto.units import format_mib_s, format_operations, format_ratio, size_label
 from pytest_hwcrypto.verdict.rules.wording import (
     OPENSSL_OWN_CODE,
     PREFERRED_ON_PURPOSE,
@@ -69,6 +69,7 @@ MEANING: dict[str, str] = {
     FindingKind.ASYNC_JOBS_SERIALIZED: "the kernel completed OpenSSL's async jobs one at a time",
     FindingKind.CONTAINER_DEVICES_UNRESTRICTED: "a container may use every host device",
     FindingKind.CONTAINER_OVERHEAD: "the same driver is slower inside a container than on the host",
+    FindingKind.RNG_OUTPUT_REPEATS: "a random generator's output is stuck or repeats",
 }
 # Kinds that ask for attention (yellow); the rest are information.
 _ATTENTION = {
@@ -174,10 +175,10 @@ def scaling_lines(table: ScalingTable) -> list[Line]:
 def table_lines(table: Table, context: Context) -> list[Line]:
     sizes, hidden = _fitting_sizes(table, context)
     heads = ["driver", "class", *(size_label(size) for size in sizes), "HW/SW", "cross", "verdict"]
-    cells = [_row_cells(row, sizes) for row in table.rows]
+    cells = [_row_cells(row, sizes, table.shown_unit) for row in table.rows]
     widths = [max(len(head), *(len(row[i]) for row in cells)) for i, head in enumerate(heads)]
     numeric = range(2, len(heads) - 1)
-    title = f"{table.title()}: MiB/s by block size (B)"
+    title = f"{table.title()}: {table.shown_unit} by block size (B)"
     if hidden:
         title += f"; {hidden} of {len(table.block_sizes)} sizes left out to fit (-v shows all)"
     lines = _wrapped(title, context, {"bold": True})
@@ -188,8 +189,10 @@ def table_lines(table: Table, context: Context) -> list[Line]:
     return lines
 
 
-def _row_cells(row: Row, sizes: Sequence[int | None]) -> list[str]:
-    speeds = [format_mib_s(row.mib_s[size] * MIB) if size in row.mib_s else "-" for size in sizes]
+def _row_cells(row: Row, sizes: Sequence[int | None], unit: str = "MiB/s") -> list[str]:
+    shown = format_mib_s if unit == "MiB/s" else format_operations
+    scale = MIB if unit == "MiB/s" else 1.0
+    speeds = [shown(row.mib_s[size] * scale) if size in row.mib_s else "-" for size in sizes]
     largest = max(row.ratios) if row.ratios else None
     ratio = f"{row.ratios[largest]:.2f}x" if largest is not None else ""
     cross = (

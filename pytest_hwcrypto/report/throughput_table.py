@@ -31,6 +31,7 @@ from pytest_hwcrypto.vocabulary import (
     MIB,
     DriverClass,
     FindingKind,
+    RateUnit,
 )
 
 GroupKey = tuple[str, str, "int | None", str, int]  # source, algorithm, key_bits, op, level
@@ -43,7 +44,8 @@ class Row:
     driver: str
     driver_class: str | None
     winner: bool
-    mib_s: Mapping[int | None, float]  # block size (None: the tool gave none) -> MiB/s
+    # block size (None: the tool gave none) -> MiB/s, or op/s in an op/s table (Table.unit)
+    mib_s: Mapping[int | None, float]
     reference: str | None = None  # the software driver a hardware row is compared with
     ratios: Mapping[int, float] = field(default_factory=dict)  # block size -> HW/SW
     crossover: int | None = None
@@ -77,6 +79,13 @@ class Table:
     block_sizes: tuple[int | None, ...]
     rows: tuple[Row, ...]
     concurrency: int = 1  # requests in flight while measured
+    # What the rows' figures count: "B/s" (shown in MiB/s) or "op/s" (shown as they are).
+    unit: str = RateUnit.BYTES_PER_SECOND
+
+    @property
+    def shown_unit(self) -> str:
+        """The unit the rows' figures are in: MiB/s, or op/s."""
+        return "op/s" if self.unit == RateUnit.OPERATIONS_PER_SECOND else "MiB/s"
 
     def title(self) -> str:
         key = f" {self.key_bits}-bit" if self.key_bits else ""
@@ -142,10 +151,12 @@ def _table(
     source, algorithm, key_bits, op, level = key
     by_driver: dict[str, dict[int | None, float]] = {}
     driver_class: dict[str, str | None] = {}
+    unit = members[0].unit or RateUnit.BYTES_PER_SECOND
+    scale = 1.0 if unit == RateUnit.OPERATIONS_PER_SECOND else MIB
     for measurement in members:
         driver = measurement.driver or "?"
         by_driver.setdefault(driver, {})[measurement.block_size] = (
-            measurement.bytes_per_second / MIB
+            measurement.bytes_per_second / scale
         )
         driver_class.setdefault(
             driver, measurement.driver_class or classes.get(measurement.driver or "")
@@ -163,7 +174,7 @@ def _table(
     ]
     rows = sorted((_with_ratios(row, rows, min_ratio) for row in rows), key=_row_order)
     sizes = sorted({size for row in rows for size in row.mib_s}, key=_size_order)
-    return Table(source, algorithm, key_bits, op, tuple(sizes), tuple(rows), level)
+    return Table(source, algorithm, key_bits, op, tuple(sizes), tuple(rows), level, unit)
 
 
 def _with_ratios(row: Row, rows: Sequence[Row], min_ratio: float) -> Row:

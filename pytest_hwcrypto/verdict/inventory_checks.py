@@ -60,6 +60,14 @@ def selftest_verdict(
             "CONFIG_CRYPTO_MANAGER_DISABLE_TESTS on older kernels)",
             skip=True,
         )
+    failure = entry.selftest_failure
+    if failure is not None and entry.selftest == "failed":
+        return CheckVerdict(
+            False,
+            f"{entry.name}: {_describe(entry)} failed its self-test with {failure.error} "
+            f"(rc={failure.rc}); the kernel does not hand it out by name",
+            finding_kind="selftest-failed",
+        )
     return CheckVerdict(
         False,
         f"{entry.name}: {_describe(entry)} is registered but its "
@@ -90,9 +98,13 @@ def _blacklist_entry(facts: KernelFacts, module: str | None) -> BlacklistEntry |
 
 
 def expectation_verdict(
-    expectation: Expectation, entries: Sequence[InventoryEntry], facts: KernelFacts
+    expectation: Expectation,
+    entries: Sequence[InventoryEntry],
+    facts: KernelFacts,
+    profile: BoardProfile | None = None,
 ) -> CheckVerdict:
-    """Is the driver (or a driver of the class) the board profile expects registered?"""
+    """Is the driver (or a driver of the class) the board profile expects registered, and
+    did it pass its self-test (or has the profile waived that for it)?"""
     blacklisted = _blacklist_entry(facts, expectation.module)
     if blacklisted is not None:
         return CheckVerdict(
@@ -104,7 +116,17 @@ def expectation_verdict(
         )
     registered = [e for e in entries if e.name == expectation.algorithm]
     matching = [e for e in registered if _matches(expectation, e)]
+    proven = [e for e in matching if _selftest_stands(e, profile)]
+    if matching and not proven:
+        return CheckVerdict(
+            False,
+            f"{expectation.algorithm}: expected {expectation.describe()} is registered "
+            f"but {_selftest_words(matching)}: the kernel will not hand it out by name "
+            '(waive with [[waive]] driver = ..., check = "selftest" and a reason)',
+            finding_kind="selftest-failed",
+        )
     if matching:
+        matching = proven
         winner = next((e for e in registered if e.winner), None)
         note = (
             ""
@@ -119,6 +141,27 @@ def expectation_verdict(
         f"is not registered (registered: {present})",
         finding_kind="driver-missing",
     )
+
+
+def _selftest_stands(entry: InventoryEntry, profile: BoardProfile | None) -> bool:
+    """Passed, never reported (a capture without the line), or waived by the profile."""
+    if entry.selftest in (None, "passed"):
+        return True
+    return profile is not None and profile.waiver_for(entry.driver, "selftest") is not None
+
+
+def _selftest_words(entries: Sequence[InventoryEntry]) -> str:
+    """What went wrong with each expected driver's self-test, in the kernel's words."""
+    said = []
+    for entry in entries:
+        failure = entry.selftest_failure
+        if failure is not None and entry.selftest == "failed":
+            said.append(
+                f"{entry.driver} failed its self-test with {failure.error} (rc={failure.rc})"
+            )
+        else:
+            said.append(f"{entry.driver}'s self-test is {entry.selftest}, not passed")
+    return "; ".join(said)
 
 
 def _matches(expectation: Expectation, entry: InventoryEntry) -> bool:
