@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -299,11 +299,24 @@ def rerank_unavailable_reason() -> str | None:
     return None
 
 
-class AfAlg:
-    """The AF_ALG engine with this session's operation timeout; skips when AF_ALG is absent."""
+_Session = TypeVar("_Session", bound=afalg.AfAlgSession)
 
-    def __init__(self, timeout: float) -> None:
+
+class AfAlg:
+    """The AF_ALG engine with this session's operation timeout; skips when AF_ALG is absent.
+
+    Linux 7.3's af_alg_restrict = 1 refuses every driver name (kernel/afalg/errors.py).
+    There a driver is reached as users' tools reach it, by its algorithm name: it is made
+    the winner of that name (re-ranked through crypto_user under the run's re-ranking lock,
+    put back at once; the ledger holds the change meanwhile), the name is bound, and the
+    session must then be on that very driver (refcnt evidence) -- else the refusal stands.
+    """
+
+    def __init__(self, timeout: float, run: HwcryptoRun | None = None) -> None:
         self.timeout = timeout
+        self._run = run
+        self._reranker: Reranker | None = None
+        self._no_rerank: str | None = None
 
     def require(self, alg_type: AlgType) -> None:
         available, why = afalg.afalg_available(alg_type)
@@ -312,25 +325,65 @@ class AfAlg:
 
     def skcipher(self, alg: str, key: bytes) -> afalg.SkcipherSession:
         self.require(AlgType.SKCIPHER)
-        return afalg.open_skcipher(alg, key, timeout=self.timeout)
+        return self._reached(alg, lambda name: afalg.open_skcipher(name, key, timeout=self.timeout))
 
     def aead(self, alg: str, key: bytes, authsize: int) -> afalg.AeadSession:
         self.require(AlgType.AEAD)
-        return afalg.open_aead(alg, key, authsize=authsize, timeout=self.timeout)
+        return self._reached(
+            alg, lambda name: afalg.open_aead(name, key, authsize=authsize, timeout=self.timeout)
+        )
 
     def hash(self, alg: str, key: bytes | None = None) -> afalg.HashSession:
         self.require(AlgType.HASH)
-        return afalg.open_hash(alg, key, timeout=self.timeout)
+        return self._reached(alg, lambda name: afalg.open_hash(name, key, timeout=self.timeout))
 
     def rng(self, alg: str, seed: bytes | None = None) -> afalg.RngSession:
         self.require(AlgType.RNG)
         return afalg.open_rng(alg, seed, timeout=self.timeout)
 
+    def _reached(self, alg: str, opener: Callable[[str], _Session]) -> _Session:
+        try:
+            return opener(alg)
+        except afalg.AfAlgRestricted as refused:
+            name = _algorithm_of(alg)
+            reranker = self._reranker_or_none()
+            if name is None or name == alg or reranker is None:
+                raise
+            with reranking_lock():
+                try:
+                    with reranker.prefer(alg):
+                        session = opener(name)
+                except (RerankError, CryptoUserError, afalg.AfAlgError):
+                    raise refused from None
+            if session.driver != alg:
+                session.close()
+                raise
+            return session
+
+    def _reranker_or_none(self) -> Reranker | None:
+        if self._run is None or self._no_rerank is not None:
+            return None
+        if self._reranker is None:
+            self._no_rerank = rerank_unavailable_reason()
+            if self._no_rerank is not None:
+                return None
+            self._reranker = Reranker(run_ledger(self._run), _instantiate, PROC_CRYPTO)
+        return self._reranker
+
+
+def _algorithm_of(driver: str) -> str | None:
+    """The algorithm name /proc/crypto lists for `driver`, or None."""
+    try:
+        listed = read_proc_crypto(PROC_CRYPTO)
+    except (OSError, ProcCryptoError):
+        return None
+    return next((alg.name for alg in listed if alg.driver == driver), None)
+
 
 @pytest.fixture(scope="session")
-def hwcrypto_afalg(hwcrypto_options: Options) -> Iterator[AfAlg]:
+def hwcrypto_afalg(hwcrypto_run: HwcryptoRun) -> Iterator[AfAlg]:
     """Open AF_ALG sessions bound to an algorithm or an exact driver name."""
-    yield AfAlg(hwcrypto_options.timeout)
+    yield AfAlg(hwcrypto_run.options.timeout, hwcrypto_run)
 
 
 class Cryptodev:

@@ -66,8 +66,10 @@ def report_header(run: HwcryptoRun) -> list[str]:
     lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
     if inside_board() or run.options.vm is None:  # the outer session of a board asks nothing
         engines = {e.driver for e in fixtures.inventory(run) if is_offload(e.driver_class)}
-        masked = fixtures.afalg_reach(run).header_line(first=engines)
+        reach = fixtures.afalg_reach(run)
+        masked = reach.header_line(first=engines)
         lines += [masked] if masked else []
+        lines.append(reach.reach_line())  # what this kernel's AF_ALG reaches, on every kernel
     if run.options.test_drivers and not inside_board():
         lines.append(TEST_DRIVERS_ON_REAL_KERNEL)
     return lines

@@ -252,7 +252,8 @@ class Options:
         board_role=BoardRole.CHOOSES_BOARD,
     )
     kernel: str | None = _setting(
-        "kernel image the virtual board boots (default: Debian's)",
+        "kernel image the virtual board boots (default: Debian's), or debian:<version> to "
+        "fetch Debian's package (debian:7.3.4+deb13-amd64)",
         parse_text,
         "PATH",
         board_role=BoardRole.CHOOSES_BOARD,

@@ -48,23 +48,30 @@ def sigterm_as_exit() -> Iterator[None]:
 
 
 def checked_board(board_kind: str, side: Side, label: str, test_drivers: bool = False) -> Board:
-    """The side's board, checked before anything is measured: paths, modules, tools."""
-    for what, given in (("kernel", side.kernel), ("modules", side.modules)):
+    """The side's board, checked before anything is measured: paths, modules, tools. A
+    `debian:<ver>` kernel is fetched (cached) first (boards/debian_kernel.py)."""
+    from pytest_hwcrypto.boards import debian_kernel
+
+    try:
+        kernel, modules = debian_kernel.resolve(side.kernel, side.modules)
+    except BoardError as error:
+        raise UsageError(f"kernel {label}: {error}") from None
+    for what, given in (("kernel", kernel), ("modules", modules)):
         if given is not None and not Path(given).exists():
             raise UsageError(f"{what} {label}: {given} does not exist")
-    if side.kernel and side.modules and board_kind == "qemu":
-        release = bzimage_release(Path(side.kernel))
-        if release is not None and release != Path(side.modules).name:
+    if kernel and modules and board_kind == "qemu":
+        release = bzimage_release(Path(kernel))
+        if release is not None and release != Path(modules).name:
             raise UsageError(
-                f"kernel {label}: {side.kernel} is {release}, but --modules {side.modules} "
-                f"is for {Path(side.modules).name}"
+                f"kernel {label}: {kernel} is {release}, but --modules {modules} "
+                f"is for {Path(modules).name}"
             )
     from pytest_hwcrypto.boards.registry import make_board
 
     try:
         # The host's own /lib/modules/<release> is fine here: the QEMU board does not stage it
         # (boards/qemu.py, is_host_modules_dir).
-        board = make_board(board_kind, side.kernel, side.modules, test_drivers=test_drivers)
+        board = make_board(board_kind, kernel, modules, test_drivers=test_drivers)
         board.kernel_args = tuple(side.config.get("cmdline", ()))
         board.check_prerequisites()
     except BoardError as error:

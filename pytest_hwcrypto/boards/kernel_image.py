@@ -49,7 +49,9 @@ def uncompressed_pvh_kernel(bzimage: Path, release: str, target_dir: Path) -> Pa
     PVH note, and only for xz payloads (Debian's CONFIG_KERNEL_XZ); otherwise None and the
     bzImage is booted as it is.
     """
-    config = bzimage.parent / f"config-{release}"
+    # /boot/config-<release>, or `config` beside a split package's vmlinuz.unsigned
+    configs = [bzimage.parent / f"config-{release}", bzimage.parent / "config"]
+    config = next((path for path in configs if path.is_file()), configs[0])
     try:
         if "CONFIG_PVH=y" not in config.read_text(errors="replace").splitlines():
             return None

@@ -45,8 +45,11 @@ def mirror(environ: Mapping[str, str] | None = None) -> str:
     return env.get(MIRROR_ENV) or DEFAULT_MIRROR
 
 
-def sources_list(arch: str, main_mirror: str) -> str:
+def sources_list(arch: str, main_mirror: str, suites: Sequence[str] = ()) -> str:
+    """bookworm with its updates and security, or the `suites` given (from main)."""
     signed = f"signed-by={KEYRING}"
+    if suites:
+        return "".join(f"deb [arch={arch} {signed}] {main_mirror} {s} main\n" for s in suites)
     return (
         f"deb [arch={arch} {signed}] {main_mirror} {SUITE} main\n"
         f"deb [arch={arch} {signed}] {main_mirror} {SUITE}-updates main\n"
@@ -62,6 +65,7 @@ class PrivateApt:
     root: Path
     progress: Progress
     environ: Mapping[str, str] | None = None
+    suites: tuple[str, ...] = ()  # others than bookworm's (trixie-backports for Linux 7.x)
 
     def options(self) -> list[str]:
         state = self.root
@@ -87,7 +91,9 @@ class PrivateApt:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         (self.root / "preferences.d").mkdir(exist_ok=True)
         (self.root / "status").touch()
-        (self.root / "sources.list").write_text(sources_list(self.arch, mirror(self.environ)))
+        (self.root / "sources.list").write_text(
+            sources_list(self.arch, mirror(self.environ), self.suites)
+        )
 
     def _run(self, tool: str, args: Sequence[str], cwd: Path | None = None) -> str:
         if not KEYRING.is_file():
@@ -122,7 +128,10 @@ class PrivateApt:
         fresh = stamp.is_file() and time.time() - stamp.stat().st_mtime < LISTS_MAX_AGE_SECONDS
         if fresh and not force:
             return
-        self.progress(f"fetching Debian {SUITE} {self.arch} package lists ({mirror(self.environ)})")
+        suites = ", ".join(self.suites or (SUITE,))
+        self.progress(
+            f"fetching Debian {suites} {self.arch} package lists ({mirror(self.environ)})"
+        )
         self._run("apt-get", ["update", "-q"])
         stamp.touch()
 
@@ -145,7 +154,8 @@ class PrivateApt:
                 found = line.split(":", 1)[1].strip()
                 if found and found != "(none)":
                     return found
-        raise PrivateAptError(f"Debian {SUITE} has no {self.arch} package {package}")
+        suites = ", ".join(self.suites or (SUITE,))
+        raise PrivateAptError(f"Debian {suites} has no {self.arch} package {package}")
 
     def available(self) -> str:
         """Every package stanza of the lists (`apt-cache dumpavail`)."""

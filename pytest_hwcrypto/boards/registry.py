@@ -102,6 +102,9 @@ def make_board(
         *others, last = BoardKind.values()
         known = f"{', '.join(others)} or {last}"
         raise BoardError(f"unknown virtual board {kind!r} (choose {known})") from None
+    from pytest_hwcrypto.boards import debian_kernel
+
+    kernel, modules = debian_kernel.resolve(kernel, modules)
     request = BoardRequest(
         board_kind,
         kernel=Path(kernel) if kernel else None,

@@ -12,6 +12,8 @@ wins, and its line is kept as the entry's ``class_evidence``:
 3. ``sysfs:``       the driver's module has a bus driver bound to a device (platform, PCI,
                     virtio...) -> offload: CPU-instruction modules bind no device;
 4. ``name table:``  module and driver-name rules;
+   ``kernel config + cpu:`` a crypto library driver (``aes-lib``...) from the kernel's
+                    CONFIG_CRYPTO_LIB_*_ARCH and /proc/cpuinfo (``lib_classes.py``);
 5. ``capture:``     what the listing carries: a vendor engine prefix next to
                     ``module : kernel`` (BSP engine drivers are built in), or another driver
                     of the same module already known to be hardware;
@@ -41,6 +43,7 @@ from pytest_hwcrypto.kernel.classify import (
     split_template,
     unknown_reason,
 )
+from pytest_hwcrypto.kernel.lib_classes import classify_library_driver
 from pytest_hwcrypto.kernel.modprobe import normalize_module_name
 from pytest_hwcrypto.kernel.procfs import CryptoAlg
 from pytest_hwcrypto.vocabulary import DriverClass
@@ -127,6 +130,12 @@ class LiveFacts:
     bound_compatibles: Mapping[str, str] = field(default_factory=dict)
     # why some evidence could not be read (crypto_user missing...): one line each
     notes: tuple[str, ...] = ()
+    # the kernel's build config (CONFIG_X -> y/m/n/text), None when none was found, and
+    # where it was read or looked for; the machine and its /proc/cpuinfo feature flags
+    kernel_config: Mapping[str, str] | None = None
+    config_source: str = ""
+    machine: str = ""
+    cpu_flags: frozenset[str] = frozenset()
 
 
 def override_matches(override: ClassOverride, driver: str, module: str) -> bool:
@@ -170,9 +179,14 @@ class _Decider:
             by_name = classify_by_name(driver, module)
             if by_name.driver_class != DriverClass.UNKNOWN:
                 return self._with_device_tree(driver, by_name)
+            library = self._library(driver)
+            if library is not None and library.driver_class != DriverClass.UNKNOWN:
+                return library
             hinted = self._engine_hint(driver, module) or self._lib_arch(driver)
             if hinted is not None:
                 return hinted
+            if library is not None:
+                return library
             if by_name.evidence.startswith("unknown: lib/crypto"):
                 return by_name
             return Classification(DriverClass.UNKNOWN, self._unknown(driver, module))
@@ -230,6 +244,16 @@ class _Decider:
                         f"capture: module {shown} + engine name {hint.prefix} ({hint.what})",
                     )
         return None
+
+    def _library(self, driver: str) -> Classification | None:
+        """A library driver classed from the kernel config and the CPU (live only)."""
+        if self.live is None:
+            return None
+        live = self.live
+        found = classify_library_driver(
+            driver, live.kernel_config, live.config_source, live.machine, live.cpu_flags
+        )
+        return None if found is None else Classification(found.driver_class, found.evidence)
 
     def _lib_arch(self, driver: str) -> Classification | None:
         """A lib/crypto wrapper beside the CPU crypto drivers of an architecture whose

@@ -8,6 +8,8 @@
 * the device tree (``/sys/firmware/devicetree`` through each platform device's
   ``of_node``): the ``compatible`` strings of nodes bound to a driver, so a built-in
   engine (``module : kernel``, no /sys/module link) can still be named.
+* the kernel's build config (/proc/config.gz, /boot/config-<release>, the modules
+  directory's ``config``) and /proc/cpuinfo's flags: which library drivers run CPU code.
 * crypto_user: each driver's ``cru_flags`` (CRYPTO_ALG_KERN_DRIVER_ONLY marks drivers of
   devices). Optional: without crypto_user.ko (or without permission) the note says so.
 
@@ -23,6 +25,12 @@ from typing import Callable
 
 from pytest_hwcrypto.kernel.classify_evidence import BoundDevice, LiveFacts
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
+from pytest_hwcrypto.kernel.kconfig import (
+    KconfigError,
+    find_kernel_config,
+    kernel_config_candidates,
+    read_kconfig,
+)
 from pytest_hwcrypto.kernel.modprobe import normalize_module_name
 from pytest_hwcrypto.kernel.procfs import CryptoAlg
 
@@ -38,8 +46,9 @@ def gather_live_facts(
     algs: Iterable[CryptoAlg],
     sys_root: Path = SYS,
     read_flags: FlagReader | None = None,
+    root: Path = Path("/"),
 ) -> LiveFacts:
-    """sysfs, device-tree and crypto_user facts for the drivers listed in ``algs``."""
+    """sysfs, device-tree, crypto_user, kernel config and CPU facts for ``algs``'s drivers."""
     listed = list(algs)
     modules = {
         normalize_module_name(alg.module)
@@ -49,12 +58,45 @@ def gather_live_facts(
     devices = {module: bound_devices(module, sys_root) for module in sorted(modules)}
     reader = read_flags if read_flags is not None else read_crypto_user_flags
     flags, notes = reader([alg.driver for alg in listed])
+    uname = os.uname()
+    config, config_source = read_config_options(uname.release, root)
     return LiveFacts(
         module_devices={module: found for module, found in devices.items() if found},
         flags=flags,
         bound_compatibles=bound_compatibles(sys_root),
         notes=notes,
+        kernel_config=config,
+        config_source=config_source,
+        machine=uname.machine,
+        cpu_flags=read_cpu_flags(root),
     )
+
+
+def read_config_options(release: str, root: Path = Path("/")) -> tuple[dict[str, str] | None, str]:
+    """The running kernel's config options and where they were read; when none is found,
+    None and the places looked at."""
+    candidates = kernel_config_candidates(release, root)
+    path = find_kernel_config(candidates)
+    if path is not None:
+        try:
+            return dict(read_kconfig(path).options), str(path)
+        except (OSError, KconfigError):
+            pass
+    return None, "looked for " + ", ".join(str(c) for c in candidates)
+
+
+def read_cpu_flags(root: Path = Path("/")) -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo (x86 ``flags``, ARM ``Features``) of its
+    first processor; empty when unreadable."""
+    try:
+        text = (root / "proc" / "cpuinfo").read_text(errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("flags", "Features"):
+            return frozenset(value.split())
+    return frozenset()
 
 
 def bound_devices(module: str, sys_root: Path = SYS) -> tuple[BoundDevice, ...]:

@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: MIT
 """AF_ALG as a measurement engine: sessions bound by exact driver name, timed request loops.
 
+Where the kernel refuses driver names (Linux 7.3's /proc/sys/crypto/af_alg_restrict = 1),
+a target is bound by its algorithm name instead and measured only if the kernel handed out
+that very driver for the name (the winner); the others are reported as not reachable.
+
 The timing loop is the AF_ALG session's fast path (kernel/afalg `crypt_loop` and
 `digest_loop`): per request one sendmsg carrying op and IV plus one read into a reused
 buffer, on one op socket per driver -- what an efficient C user of AF_ALG does (the
@@ -73,21 +77,44 @@ class AfAlgBound:
         self._skcipher: afalg.SkcipherSession | None = None
         self._hash: afalg.HashSession | None = None
         self._iv: bytes | None = None
-        session: afalg.AfAlgSession
-        if target.kind == AlgType.HASH:
-            session = self._hash = afalg.open_hash(target.driver, timeout=timeout)
-        else:
-            key = os.urandom(target.key_bytes or 0)
-            session = self._skcipher = afalg.open_skcipher(target.driver, key, timeout=timeout)
-            self._iv = _iv_for(self._skcipher)
-        self.evidence = Evidence(
-            driver=session.driver or target.driver,
-            how=f"AF_ALG bind of {target.driver} (driver known by {session.driver_evidence})",
-        )
+        key = os.urandom(target.key_bytes or 0)
+        try:
+            session = self._open(target.driver, key, timeout)
+            how = f"AF_ALG bind of {target.driver} (driver known by {session.driver_evidence})"
+        except afalg.AfAlgRestricted as refused:
+            # Linux 7.3's af_alg_restrict = 1 refuses every driver name; by algorithm name
+            # the kernel picks the driver, as users' tools get it. Measured so only when
+            # this very driver served the name (its refcnt rose), never credited to another.
+            session = self._open(target.algorithm, key, timeout)
+            if session.driver != target.driver:
+                served = session.driver or "an unknown driver"
+                session.close()
+                raise afalg.AfAlgRestricted(
+                    f"{refused}; a bind of {target.algorithm} by name is served by {served}, "
+                    f"so AF_ALG does not reach {target.driver} here",
+                    alg=target.driver,
+                    driver=target.driver,
+                    alg_type=target.kind,
+                ) from None
+            how = (
+                f"AF_ALG bind of {target.algorithm} by algorithm name (driver names refused: "
+                f"af_alg_restrict = 1), served by {session.driver} (known by "
+                f"{session.driver_evidence})"
+            )
+        self.evidence = Evidence(driver=session.driver or target.driver, how=how)
         self._timing = timing
         self._timeout = timeout
         self._loop = RequestLoop(self, timing, os.urandom)
         self._levels: dict[int, AfAlgConcurrent] = {}
+
+    def _open(self, name: str, key: bytes, timeout: float) -> afalg.AfAlgSession:
+        """A session bound to `name` (a driver or algorithm name), kept as this target's."""
+        if self.target.kind == AlgType.HASH:
+            self._hash = afalg.open_hash(name, timeout=timeout)
+            return self._hash
+        self._skcipher = afalg.open_skcipher(name, key, timeout=timeout)
+        self._iv = _iv_for(self._skcipher)
+        return self._skcipher
 
     def at_concurrency(self, level: int) -> AfAlgConcurrent:
         """This transform measured with `level` requests in flight (kept for the session)."""

@@ -195,7 +195,60 @@ def test_synchronous_driver_refused_is_not_blamed_on_the_off_cpu_mask() -> None:
     )
     assert isinstance(error, afalg.AfAlgMasked)
     assert "7524070f26d8" not in str(error)
-    assert "FIPS" in str(error)
+    # No FIPS guess: fips_enabled is absent here.
+    assert "not FIPS mode (fips_enabled absent)" in str(error)
+
+
+def test_fips_is_named_only_when_fips_enabled_is_1() -> None:
+    error = afalg.explain_bind_error(
+        "cbc(aes-generic)", "skcipher", errno.ENOENT, registered(), AVAILABLE,
+        afalg.AfalgPolicy(fips=True),
+    )  # fmt: skip
+    assert "FIPS mode is on (/proc/sys/crypto/fips_enabled = 1)" in str(error)
+
+
+LINUX_73 = block("cbc(aes)", "cbc-aes-aesni", 400, extra=SKCIPHER_SIZES) + block(
+    "cbc(aes)", "virtio_crypto_aes_cbc", 150, extra=ASYNC_SIZES
+)
+
+
+def test_af_alg_restrict_1_refuses_a_synchronous_driver_name_and_says_bind_the_name() -> None:
+    error = afalg.explain_bind_error(
+        "cbc-aes-aesni", "skcipher", errno.ENOENT, registered(LINUX_73), AVAILABLE,
+        afalg.AfalgPolicy(restrict=1, fips=None),
+    )  # fmt: skip
+    assert isinstance(error, afalg.AfAlgRestricted)
+    assert isinstance(error, afalg.AfAlgMasked)  # the engines' finding, not a failure
+    text = str(error)
+    assert "af_alg_restrict = 1" in text and "never a driver name" in text
+    assert "bind cbc(aes)" in text
+    assert "FIPS" not in text and "7524070f26d8" not in text
+
+
+def test_af_alg_restrict_1_and_an_async_driver_names_both_reasons() -> None:
+    error = afalg.explain_bind_error(
+        "virtio_crypto_aes_cbc", "skcipher", errno.ENOENT, registered(LINUX_73), AVAILABLE,
+        afalg.AfalgPolicy(restrict=1),
+    )  # fmt: skip
+    assert isinstance(error, afalg.AfAlgRestricted)
+    assert "af_alg_restrict = 1" in str(error) and "7524070f26d8" in str(error)
+    assert error.driver == "virtio_crypto_aes_cbc"
+
+
+def test_af_alg_restrict_2_is_af_alg_switched_off() -> None:
+    error = afalg.explain_bind_error(
+        "cbc(aes)", "skcipher", errno.EAFNOSUPPORT, [], AVAILABLE, afalg.AfalgPolicy(restrict=2)
+    )
+    assert isinstance(error, afalg.AfAlgUnavailable)
+    assert "af_alg_restrict = 2" in str(error)
+
+
+def test_read_policy_from_a_tree(tmp_path: Path) -> None:
+    assert afalg.read_policy(tmp_path) == afalg.AfalgPolicy(None, None)
+    (tmp_path / "proc/sys/crypto").mkdir(parents=True)
+    (tmp_path / "proc/sys/crypto/af_alg_restrict").write_text("1\n")
+    (tmp_path / "proc/sys/crypto/fips_enabled").write_text("0\n")
+    assert afalg.read_policy(tmp_path) == afalg.AfalgPolicy(restrict=1, fips=False)
 
 
 def test_internal_helper_is_masked_with_its_own_reason() -> None:

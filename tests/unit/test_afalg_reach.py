@@ -119,13 +119,52 @@ def test_internal_untested_and_synchronous_drivers_are_not_asked(
     assert internal and not asked & driver_names(internal)
     assert "virtio_untested" not in asked
     assert "cbc(aes-generic)" not in asked and "aes-generic" not in asked
-    assert not any(alg.is_async is False and alg.driver in asked for alg in listing)
+    # Synchronous drivers: only the few bound by driver name to see a name restriction.
+    sync_asked = {alg.driver for alg in listing if alg.is_async is False and alg.driver in asked}
+    assert len(sync_asked) <= 3
+
+
+def linux_73(what: str, alg: CryptoAlg) -> str:
+    """Linux 7.3 at af_alg_restrict = 1: every driver name refused, the names bind."""
+    return REFUSED if what == alg.driver and what != alg.name else BOUND
+
+
+def test_linux_73_refuses_driver_names_of_synchronous_drivers_too(
+    listing: list[CryptoAlg],
+) -> None:
+    def served(name: str, alg: CryptoAlg) -> str:
+        return {"cbc(aes)": "cbc-aes-aesni"}.get(name, f"{name}-sync")
+
+    reach = afalg_reach.probe(listing, linux_73, served, afalg.AfalgPolicy(restrict=1))
+    assert reach.restrict == 1
+    assert reach.sync_refused and not reach.sync_reached and reach.refuses_driver_names
+    name, driver = reach.served[0]
+    assert reach.serving(name) == driver == served(name, listing[0])
+    line = reach.reach_line()
+    assert "no driver by its driver name" in line and "af_alg_restrict = 1" in line
+    assert f"{name} -> {driver}" in line
+    assert "FIPS" not in line and "FIPS" not in reach.describe()
+    assert "af_alg_restrict = 1 refuses synchronous" in reach.describe()
+
+
+def test_every_kernel_gets_a_reach_line(listing: list[CryptoAlg]) -> None:
+    stock = afalg_reach.probe(listing, stock_kernel, lambda n, a: None, afalg.AfalgPolicy())
+    assert stock.reach_line() == (
+        "hwcrypto: AF_ALG reaches every listed driver by driver name "
+        "(no af_alg_restrict (before Linux 7.3))"
+    )
+    masked = afalg_reach.probe(listing, masking_kernel, lambda n, a: None, afalg.AfalgPolicy())
+    assert "synchronous drivers by driver name" in masked.reach_line()
+    assert "asynchronous (off-CPU) drivers never" in masked.reach_line()
+    off = afalg_reach.probe(listing, stock_kernel, lambda n, a: None, afalg.AfalgPolicy(2))
+    assert "af_alg_restrict = 2" in off.reach_line()
 
 
 def test_a_kernel_with_no_async_driver_gives_an_empty_answer(listing: list[CryptoAlg]) -> None:
     synchronous = [alg for alg in listing if not alg.is_async]
-    reach = afalg_reach.probe(synchronous, masking_kernel)
-    assert reach == afalg_reach.AfalgReach()
+    reach = afalg_reach.probe(synchronous, masking_kernel, lambda n, a: None, afalg.AfalgPolicy())
+    assert not reach.refused and not reach.reached and not reach.masks_off_cpu
+    assert reach.sync_reached and not reach.refuses_driver_names
 
 
 def test_a_by_name_bind_on_a_masking_kernel_is_credited_to_software(

@@ -23,6 +23,8 @@ from pytest_hwcrypto.kernel.afalg.errors import (
     MASKING_COMMIT,
     AfAlgError,
     AfAlgMasked,
+    AfalgPolicy,
+    AfAlgRestricted,
     AfAlgUnavailable,
     AlgTypeMismatch,
     AuthenticationFailed,
@@ -39,6 +41,7 @@ from pytest_hwcrypto.kernel.afalg.errors import (
     explain_bind_error,
     explain_key_error,
     explain_op_error,
+    read_policy,
     unavailable_message,
 )
 from pytest_hwcrypto.kernel.afalg.probe import DEFAULT_PROBE, Probe, afalg_available
@@ -82,8 +85,10 @@ __all__ = [
     "AeadSession",
     "AfAlgError",
     "AfAlgMasked",
+    "AfAlgRestricted",
     "AfAlgSession",
     "AfAlgUnavailable",
+    "AfalgPolicy",
     "AlgTypeMismatch",
     "AuthenticationFailed",
     "BadAuthSize",
@@ -109,6 +114,7 @@ __all__ = [
     "open_hash",
     "open_rng",
     "open_skcipher",
+    "read_policy",
     "resolve_driver",
     "unavailable_message",
 ]

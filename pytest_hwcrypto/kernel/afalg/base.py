@@ -38,6 +38,7 @@ from pytest_hwcrypto.kernel.afalg.errors import (
     explain_bind_error,
     explain_key_error,
     explain_op_error,
+    read_policy,
 )
 from pytest_hwcrypto.kernel.afalg.probe import DEFAULT_PROBE, Probe, afalg_available
 from pytest_hwcrypto.kernel.afalg.resolve import (
@@ -140,7 +141,9 @@ class AfAlgSession:
                 timeout=self.timeout,
                 probe=self.probe,
             )
-        return explain_bind_error(self.alg, self.alg_type, err, registered, availability)
+        return explain_bind_error(
+            self.alg, self.alg_type, err, registered, availability, read_policy()
+        )
 
     def _identify_driver(self, before: Sequence[CryptoAlg]) -> None:
         after = registrations(self.proc_crypto_path)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_hwcrypto.kernel.afalg.resolve import SYNCHRONOUS_TYPES, matches, of_type
@@ -30,6 +31,44 @@ MASKING_COMMIT = '7524070f26d8 ("crypto: af_alg - Drop support for off-CPU crypt
 # the UML board 640 KiB was the largest AES-XTS request that fit.
 _LARGE_REQUEST = 256 * 1024
 _OPTMEM_MAX = Path("/proc/sys/net/core/optmem_max")
+
+# Linux 7.3's sysctl (crypto/af_alg.c): 0 unrestricted; 1 (the default) binds only the
+# algorithm names on each algif type's allowlist, and some of those only with
+# CAP_NET_ADMIN or CAP_SYS_ADMIN, refusing every other name with ENOENT; 2 refuses AF_ALG
+# sockets (EAFNOSUPPORT). Absent before 7.3 and where no backport brought it.
+AF_ALG_RESTRICT = "proc/sys/crypto/af_alg_restrict"
+FIPS_ENABLED = "proc/sys/crypto/fips_enabled"
+
+
+@dataclass(frozen=True)
+class AfalgPolicy:
+    """What the kernel says about AF_ALG's limits beyond /proc/crypto (None: file absent)."""
+
+    restrict: int | None = None  # /proc/sys/crypto/af_alg_restrict
+    fips: bool | None = None  # /proc/sys/crypto/fips_enabled
+
+    def describe(self) -> str:
+        """The restriction in a few words, for messages and the run's header."""
+        if self.restrict is None:
+            return "no /proc/sys/crypto/af_alg_restrict (a kernel before 7.3)"
+        return f"/proc/sys/crypto/af_alg_restrict = {self.restrict}"
+
+
+def read_policy(root: Path = Path("/")) -> AfalgPolicy:
+    """af_alg_restrict and fips_enabled as the running kernel has them."""
+    return AfalgPolicy(restrict=_read_int(root / AF_ALG_RESTRICT), fips=_fips(root))
+
+
+def _fips(root: Path) -> bool | None:
+    value = _read_int(root / FIPS_ENABLED)
+    return None if value is None else value == 1
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
 
 
 class AfAlgError(Exception):
@@ -69,6 +108,11 @@ class AfAlgMasked(AfAlgError):
     """Registered, yet AF_ALG refuses it: off-CPU drivers are masked, internal helpers hidden."""
 
     finding_kind = FindingKind.AFALG_MASKED
+
+
+class AfAlgRestricted(AfAlgMasked):
+    """Registered, yet AF_ALG refuses the name: af_alg_restrict = 1 allows only the algorithm
+    names on its allowlist (a driver name never binds; bind the algorithm name instead)."""
 
 
 class SelfTestFailed(AfAlgError):
@@ -154,8 +198,17 @@ def explain_bind_error(
     err: int | None,
     registered: Sequence[CryptoAlg],
     availability: tuple[bool, str],
+    policy: AfalgPolicy = AfalgPolicy(),
 ) -> AfAlgError:
-    """Turn a failed bind into the error that says why (pure: tests inject errno and text)."""
+    """Turn a failed bind into the error that says why (pure: tests inject errno, text and
+    the kernel's AF_ALG policy)."""
+    if err == errno.EAFNOSUPPORT and policy.restrict == 2:
+        return AfAlgUnavailable(
+            "AF_ALG is switched off on this kernel: /proc/sys/crypto/af_alg_restrict = 2 "
+            "(Linux 7.3+) refuses every AF_ALG socket; 1 allows its allowlisted names, 0 all",
+            alg=alg,
+            alg_type=alg_type,
+        )
     if err == errno.EAFNOSUPPORT or (err == errno.ENOENT and not availability[0]):
         return AfAlgUnavailable(
             availability[1]
@@ -178,7 +231,7 @@ def explain_bind_error(
     if err == errno.ELIBBAD:
         return _selftest_failed(alg, alg_type, usable)
     if err == errno.ENOENT:
-        return _masked(alg, alg_type, usable)
+        return _masked(alg, alg_type, usable, policy)
     return BindRefused(
         f"binding {alg_type} {alg} failed with {errno_name(err)} although /proc/crypto lists "
         f"{_drivers_text(usable)}",
@@ -211,7 +264,9 @@ def _selftest_failed(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> Se
     )
 
 
-def _masked(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> AfAlgMasked:
+def _masked(
+    alg: str, alg_type: str, usable: Sequence[CryptoAlg], policy: AfalgPolicy
+) -> AfAlgMasked:
     if all(entry.is_internal for entry in usable):
         return AfAlgMasked(
             f"{alg} is an internal helper (internal: yes in /proc/crypto), never reachable "
@@ -220,12 +275,27 @@ def _masked(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> AfAlgMasked
             driver=usable[0].driver,
             alg_type=alg_type,
         )
-    if all(entry.is_async is False or entry.type in SYNCHRONOUS_TYPES for entry in usable):
-        # Nothing off-CPU here, so the mask does not explain it; FIPS mode can.
+    synchronous = all(
+        entry.is_async is False or entry.type in SYNCHRONOUS_TYPES for entry in usable
+    )
+    if policy.restrict == 1:
+        return _restricted(alg, alg_type, usable, synchronous)
+    if synchronous:
+        # Nothing off-CPU here, so the mask does not explain it; FIPS mode can, when on.
+        if policy.fips:
+            reason = (
+                "FIPS mode is on (/proc/sys/crypto/fips_enabled = 1), and then the kernel "
+                "hands out only FIPS-allowed algorithms"
+            )
+        else:
+            fips = "0" if policy.fips is False else "absent"
+            reason = (
+                f"not FIPS mode (fips_enabled {fips}), not the off-CPU mask (it is "
+                f"synchronous), {policy.describe()}: see dmesg"
+            )
         return AfAlgMasked(
             f"{alg_type} {alg} is registered ({_drivers_text(usable)}) and synchronous, yet "
-            "AF_ALG refuses it (ENOENT): in FIPS mode (/proc/sys/crypto/fips_enabled) the "
-            "kernel hands out only FIPS-allowed algorithms",
+            f"AF_ALG refuses it (ENOENT): {reason}",
             alg=alg,
             driver=usable[0].driver,
             alg_type=alg_type,
@@ -237,6 +307,39 @@ def _masked(alg: str, alg_type: str, usable: Sequence[CryptoAlg]) -> AfAlgMasked
         f"{MASKING_COMMIT}; measure this driver through dm-crypt or tcrypt instead",
         alg=alg,
         driver=driver,
+        alg_type=alg_type,
+    )
+
+
+def _restricted(
+    alg: str, alg_type: str, usable: Sequence[CryptoAlg], synchronous: bool
+) -> AfAlgRestricted:
+    by_driver = [entry for entry in usable if entry.driver == alg and entry.name != alg]
+    rule = (
+        "/proc/sys/crypto/af_alg_restrict = 1 (the default since Linux 7.3) lets AF_ALG bind "
+        "only the algorithm names on its allowlist, some only with CAP_NET_ADMIN or "
+        "CAP_SYS_ADMIN"
+    )
+    if by_driver:
+        name = by_driver[0].name
+        what = f"refuses {alg_type} {alg} by driver name (ENOENT): {rule}, never a driver name"
+        advice = f"bind {name} (the kernel picks its driver) or set af_alg_restrict to 0"
+    else:
+        what = f"refuses {alg_type} {alg} (ENOENT): {rule}, and {alg} is not on it for this process"
+        advice = "set af_alg_restrict to 0 to reach it"
+    masked = (
+        ""
+        if synchronous
+        else (
+            f"; {usable[0].driver} is off-CPU (async), which AF_ALG does not take even at 0 "
+            f"(crypto commit {MASKING_COMMIT})"
+        )
+    )
+    driver = next((entry.driver for entry in usable if entry.is_async), usable[0].driver)
+    return AfAlgRestricted(
+        f"AF_ALG {what}; {advice}{masked}",
+        alg=alg,
+        driver=driver if not synchronous else usable[0].driver,
         alg_type=alg_type,
     )
 
