@@ -16,7 +16,6 @@ from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel.classify import is_offload
 from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
-from pytest_hwcrypto.kernel.kmsg import read_kernel_log
 from pytest_hwcrypto.model.results import Finding, Verdict
 from pytest_hwcrypto.profile import BoardProfile, Expectation
 from pytest_hwcrypto.report.recorder import ResultsRecorder
@@ -60,6 +59,7 @@ def test_kernel_facts_recorded(
 
 
 def test_selftest_passed(
+    hwcrypto_run: HwcryptoRun,
     registered: InventoryEntry,
     hwcrypto_kernel: KernelFacts,
     hwcrypto_profile: BoardProfile | None,
@@ -71,7 +71,8 @@ def test_selftest_passed(
         pytest.skip(verdict.message)
     if not verdict.passed:
         # The kernel's own words on what went wrong, when its log still has them.
-        said = inventory_checks.selftest_log_lines(read_kernel_log(), registered.driver)
+        log = fixtures.kernel_log(hwcrypto_run)
+        said = inventory_checks.selftest_log_lines(log, registered.driver)
         message = verdict.message + "".join(f"\n  kernel log: {line}" for line in said)
         hwcrypto_results.add_finding(
             Finding(
