@@ -126,11 +126,41 @@ static int bind_transform(const char *type, const char *name, const unsigned cha
 	return tfm;
 }
 
-static int open_request(int tfm)
+/*
+ * Room for one request of `length` bytes in the socket's buffers. AF_ALG takes a send only
+ * while a page of send buffer is free and hands the cipher at most the receive buffer's
+ * worth at a time: a request larger than either is split into several, each costing a
+ * round through the kernel; the Python engine sizes its buffers the same way
+ * (kernel/afalg/wire.py), and the two are compared in benchmarks/target-fidelity.md.
+ * As root the FORCE variants pass net.core.[rw]mem_max. Failures leave the defaults.
+ */
+static void fit_buffers(int op, size_t length)
+{
+	int wanted = (int)(length + 4 * 4096);
+	const int options[][2] = { { SO_SNDBUF, SO_SNDBUFFORCE }, { SO_RCVBUF, SO_RCVBUFFORCE } };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		int have = 0;
+		socklen_t size = sizeof(have);
+
+		if (getsockopt(op, SOL_SOCKET, options[i][0], &have, &size) == 0 && have >= wanted)
+			continue;
+		setsockopt(op, SOL_SOCKET, options[i][0], &wanted, sizeof(wanted));
+		size = sizeof(have);
+		if (getsockopt(op, SOL_SOCKET, options[i][0], &have, &size) == 0 && have < wanted)
+			setsockopt(op, SOL_SOCKET, options[i][1], &wanted, sizeof(wanted));
+	}
+}
+
+static int open_request(int tfm, size_t length)
 {
 	int op = accept4(tfm, NULL, NULL, SOCK_CLOEXEC);
 
-	return op < 0 ? -errno : op;
+	if (op < 0)
+		return -errno;
+	fit_buffers(op, length);
+	return op;
 }
 
 /* Read until `length` bytes came or the socket has no more; -errno on failure. */
@@ -263,7 +293,7 @@ static int one_shot(int argc, char **argv, int is_hash)
 	tfm = bind_transform(is_hash ? "hash" : "skcipher", argv[2], key, (size_t)key_length);
 	if (tfm < 0)
 		return fail(argv[2], -tfm);
-	op = open_request(tfm);
+	op = open_request(tfm, length);
 	if (op < 0)
 		return fail(argv[2], -op);
 	got = is_hash ? hash_request(op, data, length, out)
@@ -309,7 +339,7 @@ static void batch_line(char *line)
 		printf("error %d bind %s\n", -tfm, fields[1]);
 		goto out;
 	}
-	op = open_request(tfm);
+	op = open_request(tfm, (size_t)length);
 	if (op >= 0) {
 		got = is_hash ? hash_request(op, data, (size_t)length, out)
 			      : cipher_request(op, encrypt, iv, (size_t)iv_length, data,
@@ -383,7 +413,7 @@ static int speed(int argc, char **argv)
 	tfm = bind_transform(argv[2], argv[3], key, (size_t)key_length);
 	if (tfm < 0)
 		return fail(argv[3], -tfm);
-	op = open_request(tfm);
+	op = open_request(tfm, (size_t)bytes);
 	if (op < 0)
 		return fail(argv[3], -op);
 	start = last = now_ns();
