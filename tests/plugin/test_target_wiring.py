@@ -39,9 +39,7 @@ def test_a_refused_connection_is_one_line(pytester: pytest.Pytester) -> None:
 
 def test_a_missing_console_is_one_line(pytester: pytest.Pytester, tmp_path: Path) -> None:
     device = tmp_path / "ttyUSB9"
-    result = pytester.runpytest_subprocess(
-        "--hwcrypto", f"--hwcrypto-target=serial:{device}", "-q"
-    )
+    result = pytester.runpytest_subprocess("--hwcrypto", f"--hwcrypto-target=serial:{device}", "-q")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
     assert errors == [
