@@ -18,7 +18,6 @@ It runs until `stop`; `hwcrypto vm qemu --busybox --serve` keeps one up for a pe
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -336,7 +335,3 @@ class BusyboxBoard:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def key_path_of(board: BusyboxBoard) -> str:
-    return os.fspath(board.directory / "id_ed25519")
