@@ -23,6 +23,7 @@ from pytest_hwcrypto.container import lxc
 from pytest_hwcrypto.kernel import afalg, cryptodev
 from pytest_hwcrypto.kernel.afalg_reach import AfalgReach
 from pytest_hwcrypto.kernel.afalg_reach import probe as probe_afalg_reach
+from pytest_hwcrypto.kernel.classify_evidence import LiveFacts
 from pytest_hwcrypto.kernel.crypto_user import CryptoUser, CryptoUserError
 from pytest_hwcrypto.kernel.cryptodev import DEV_CRYPTO as DEV_CRYPTO  # patched by tests
 from pytest_hwcrypto.kernel.environment import config_digest, gather_environment
@@ -31,7 +32,12 @@ from pytest_hwcrypto.kernel.facts import KernelFacts, gather_kernel_facts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry, build_inventory
 from pytest_hwcrypto.kernel.kmsg import read_kernel_log
 from pytest_hwcrypto.kernel.modprobe import load_module_quietly
-from pytest_hwcrypto.kernel.procfs import CryptoAlg, ProcCryptoError, read_proc_crypto
+from pytest_hwcrypto.kernel.procfs import (
+    CryptoAlg,
+    ProcCryptoError,
+    parse_proc_crypto,
+    read_proc_crypto,
+)
 from pytest_hwcrypto.kernel.rerank import Preference, Reranker, RerankError, reranking_lock
 from pytest_hwcrypto.kernel.selftest_log import failures as selftest_failures
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
@@ -49,17 +55,72 @@ from pytest_hwcrypto.run import (
     HwcryptoRun,
 )
 from pytest_hwcrypto.settings import Options
+from pytest_hwcrypto.target.protocol import TargetError
+from pytest_hwcrypto.target.session import TargetSession, open_transport
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
-from pytest_hwcrypto.vocabulary import AlgType
+from pytest_hwcrypto.vocabulary import AlgType, Suite
 from pytest_hwcrypto.xdist_exclusive import measuring_serialized
 
 if TYPE_CHECKING:
     from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
 
 
+# The suites a host-driven run has ported so far; the others skip on a target, saying so,
+# rather than measure the host's kernel under the board's name.
+TARGET_SUITES = frozenset({Suite.INVENTORY})
+TARGET_EVIDENCE_NOTE = (
+    "host-driven run: sysfs devices and crypto_user flags are not read from the board yet"
+)
+
+
+def target_session(run: HwcryptoRun) -> TargetSession | None:
+    """The board of --hwcrypto-target, connected on first use; None without a target."""
+    spec = run.options.target
+    if spec is None:
+        return None
+    if run.target is None:
+        try:
+            run.target = TargetSession(open_transport(spec, run.options.target_key))
+        except TargetError as error:
+            raise pytest.UsageError(f"--hwcrypto-target: {error}") from None
+    return run.target
+
+
+def disconnect_target(run: HwcryptoRun) -> None:
+    """Remove what the run put on the board (the helper) and close the connection."""
+    if run.target is not None:
+        run.target.close()
+        run.target = None
+
+
+def skip_suites_off_target(run: HwcryptoRun, items: Sequence[pytest.Item]) -> None:
+    """On a target, the suites not ported yet skip with their name and why."""
+    if run.options.target is None:
+        return
+    for item in items:
+        suites = {suite for suite in Suite if item.get_closest_marker(suite.marker)}
+        if suites and not suites & TARGET_SUITES:
+            names = ", ".join(sorted(suites))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"{names}: not host-driven yet (--hwcrypto-target runs "
+                    f"{', '.join(sorted(TARGET_SUITES))})"
+                )
+            )
+
+
+def kernel_log(run: HwcryptoRun) -> list[str]:
+    """The kernel's log of the kernel under test: this one's (/dev/kmsg; [] without root),
+    or the target's dmesg. The self-test failures the inventory and its suite read; a
+    module-level function so a test can replace it."""
+    session = target_session(run)
+    return session.kernel_log() if session is not None else read_kernel_log()
+
+
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
     if run.kernel_facts is None:
-        run.kernel_facts = gather_kernel_facts()
+        session = target_session(run)
+        run.kernel_facts = session.kernel if session is not None else gather_kernel_facts()
     return run.kernel_facts
 
 
@@ -67,6 +128,19 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
     """The /proc/crypto inventory, read once per run (also at collection time), classed as
     `hwcrypto inventory` classes it: the board profile's [[classify]], then what this
     kernel says of its drivers (crypto_user flags, modules bound to devices), then names."""
+    session = target_session(run) if run.inventory is None else None
+    if session is not None:
+        algs = parse_proc_crypto(
+            session.proc_crypto, f"{session.transport.describe()} /proc/crypto"
+        )
+        overrides = run.profile.classify if run.profile is not None else ()
+        live = LiveFacts(notes=(TARGET_EVIDENCE_NOTE,))
+        run.inventory = build_inventory(
+            algs,
+            overrides=overrides,
+            live=live,
+            selftest_failures=selftest_failures(kernel_log(run)),
+        )
     if run.inventory is None:
         try:
             algs = read_proc_crypto(PROC_CRYPTO)
@@ -88,20 +162,18 @@ def classified(run: HwcryptoRun, algs: Sequence[CryptoAlg]) -> list[InventoryEnt
         algs,
         overrides=overrides,
         live=gather_live_facts(algs),
-        selftest_failures=selftest_failures(kernel_log()),
+        selftest_failures=selftest_failures(kernel_log(run)),
     )
-
-
-def kernel_log() -> list[str]:
-    """The kernel log's messages now (/dev/kmsg; [] without root): the self-test failures
-    the inventory and its suite read. A module-level function so a test can replace it."""
-    return read_kernel_log()
 
 
 def afalg_reach(run: HwcryptoRun) -> AfalgReach:
     """Whether AF_ALG reaches this kernel's asynchronous drivers, asked of the kernel once
     per run (kernel/afalg_reach.py: each bound by driver name, the refused ones' names as
     the control); nothing is asked where /proc/crypto is missing."""
+    if run.afalg_reach is None and run.options.target is not None:
+        run.afalg_reach = AfalgReach(
+            why_unknown="host-driven run: not probed on the board yet (the helper will)"
+        )
     if run.afalg_reach is None:
         try:
             algs = read_proc_crypto(PROC_CRYPTO)
@@ -215,7 +287,7 @@ def hwcrypto_kernel(hwcrypto_run: HwcryptoRun) -> KernelFacts:
 @pytest.fixture(scope="session")
 def hwcrypto_inventory(hwcrypto_run: HwcryptoRun) -> list[InventoryEntry]:
     """Every registered implementation from /proc/crypto, classified, winners marked."""
-    if not PROC_CRYPTO.exists():
+    if hwcrypto_run.options.target is None and not PROC_CRYPTO.exists():
         pytest.skip(
             "/proc/crypto is missing: build the kernel with CONFIG_CRYPTO and CONFIG_PROC_FS"
         )

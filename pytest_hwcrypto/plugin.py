@@ -95,6 +95,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not hasattr(config, "workerinput"):  # once per run: the controller, not each worker
         run.swept = sweep_leftovers()
+        # A target that cannot be reached is one line now, before anything is collected.
+        fixtures.target_session(run)
     config.pluginmanager.register(HwcryptoPlugin(run), PLUGIN_NAME)
     exclusive.take_turns(config)
     config.pluginmanager.register(fixtures, FIXTURES_NAME)
@@ -149,6 +151,9 @@ class HwcryptoPlugin:
         if deselected:
             config.hook.pytest_deselected(items=deselected)
             items[:] = selected
+        from pytest_hwcrypto import fixtures
+
+        fixtures.skip_suites_off_target(self.run, items)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
@@ -175,6 +180,9 @@ class HwcryptoPlugin:
         if self.outcomes is not None and self.run.options.kcidb:
             run_output.write_kcidb(session.config, self.run, self.outcomes)
         exclusive.remove_lock(session.config)
+        from pytest_hwcrypto import fixtures
+
+        fixtures.disconnect_target(self.run)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pytest_hwcrypto.kernel.facts import KernelFacts
     from pytest_hwcrypto.kernel.inventory import InventoryEntry
     from pytest_hwcrypto.report.recorder import ResultsRecorder
+    from pytest_hwcrypto.target.session import TargetSession
 
 # Set by the guest script of a virtual board: a session inside a board never boots another.
 INSIDE_BOARD_ENV = "HWCRYPTO_BOARD_RUN_DIR"
@@ -81,6 +82,8 @@ class HwcryptoRun:
     ledger: Ledger | None = None
     # What the start-of-run sweep undid of an earlier, killed run.
     swept: list[str] = field(default_factory=list)
+    # The board a host-driven run (--hwcrypto-target) drives, once connected.
+    target: TargetSession | None = None
 
     @property
     def settings(self) -> dict[str, Resolved]:

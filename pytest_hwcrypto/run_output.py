@@ -61,7 +61,10 @@ def report_header(run: HwcryptoRun) -> list[str]:
             f"hwcrypto: only algorithms {', '.join(run.options.algorithm)} "
             f"({run.sources.get('algorithm', 'default')}); the other algorithms are not tested"
         )
-    if not fixtures.PROC_CRYPTO.exists():  # fixtures' name: a board test patches it
+    session = fixtures.target_session(run)
+    if session is not None:
+        lines.insert(0, session.header_line())
+    elif not fixtures.PROC_CRYPTO.exists():  # fixtures' name: a board test patches it
         lines.append("hwcrypto: /proc/crypto is missing: this kernel has no crypto API procfs")
     lines += [f"hwcrypto: swept a killed run's leftovers: {line}" for line in run.swept]
     if inside_board() or run.options.vm is None:  # the outer session of a board asks nothing

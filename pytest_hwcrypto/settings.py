@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pytest_hwcrypto.kernel.classify import split_top_level
 from pytest_hwcrypto.measure.parallel import DEFAULT_CONCURRENCY, parse_concurrency_levels
 from pytest_hwcrypto.measure.plan import MIN_SAMPLES
+from pytest_hwcrypto.target.spec import TargetSpec, parse_target
 from pytest_hwcrypto.verdict.blocksizes import parse_block_size_list, parse_size
 from pytest_hwcrypto.vocabulary import (
     DEFAULT_BLOCK_SIZES,
@@ -434,6 +435,21 @@ class Options:
         parse_volume_bytes,
         "SIZE",
         DEFAULT_DMCRYPT_BYTES,
+    )
+
+    # Host-driven: the suites run here and drive the board through a transport.
+    target: TargetSpec | None = _setting(
+        "test a board driven from this host instead of this kernel: ssh://user@host[:port] "
+        "(OpenSSH client) or serial:/dev/ttyX[,baud] (its console); docs/targets.md",
+        parse_target,
+        "ssh://user@host[:port]|serial:/dev/ttyX[,baud]",
+        in_profile=False,
+    )
+    target_key: str | None = _setting(
+        "private key for an ssh:// --hwcrypto-target (default: ssh's own choice)",
+        parse_text,
+        "PATH",
+        in_profile=False,
     )
 
     def chooses(self, algorithm: str | None) -> bool:

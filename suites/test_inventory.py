@@ -60,6 +60,7 @@ def test_kernel_facts_recorded(
 
 
 def test_selftest_passed(
+    hwcrypto_run: HwcryptoRun,
     registered: InventoryEntry,
     hwcrypto_kernel: KernelFacts,
     hwcrypto_profile: BoardProfile | None,
@@ -71,7 +72,8 @@ def test_selftest_passed(
         pytest.skip(verdict.message)
     if not verdict.passed:
         # The kernel's own words on what went wrong, when its log still has them.
-        said = inventory_checks.selftest_log_lines(fixtures.kernel_log(), registered.driver)
+        log = fixtures.kernel_log(hwcrypto_run)
+        said = inventory_checks.selftest_log_lines(log, registered.driver)
         message = verdict.message + "".join(f"\n  kernel log: {line}" for line in said)
         hwcrypto_results.add_finding(
             Finding(
@@ -84,10 +86,12 @@ def test_selftest_passed(
         pytest.fail(message, pytrace=False)
 
 
-def test_kernel_log_selftest_failures_reported(hwcrypto_results: ResultsRecorder) -> None:
+def test_kernel_log_selftest_failures_reported(
+    hwcrypto_run: HwcryptoRun, hwcrypto_results: ResultsRecorder
+) -> None:
     """Every "alg: self-tests for ALG using DRIVER failed (rc=N)" in the kernel log is a
     finding naming the driver and the error, registered or not (a module unloaded since)."""
-    for failure in selftest_log.failures(fixtures.kernel_log()).values():
+    for failure in selftest_log.failures(fixtures.kernel_log(hwcrypto_run)).values():
         hwcrypto_results.add_finding(
             Finding(
                 FindingKind.KERNEL_SELFTEST_FAILED,

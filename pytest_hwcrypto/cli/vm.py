@@ -40,6 +40,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(default: $HWCRYPTO_THIRD_PARTY, else shared/third_party beside a source checkout)",
     )
     parser.add_argument(
+        "--busybox",
+        action="store_true",
+        help="boot a board without Python instead: the kernel with a busybox + dropbear "
+        "initramfs, reached over SSH and its serial console (QEMU only; with --serve)",
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="with --busybox: print the board's --hwcrypto-target values and keep it up "
+        "until Ctrl-C",
+    )
+    parser.add_argument(
         "--exec",
         dest="exec_command",
         metavar="CMD",
@@ -56,6 +68,8 @@ def cmd_vm(args: argparse.Namespace) -> int:
     from pytest_hwcrypto.boards.runner import run_command_in_board
     from pytest_hwcrypto.run import build_run
 
+    if args.busybox or args.serve:
+        return serve_busybox(args)
     cli_values = {"vm_timeout": args.timeout, "artifacts": args.artifacts}
     run = build_run(enabled=False, cli_values=cli_values, environ={}, ini_values={})
     board = make_board(
@@ -74,3 +88,36 @@ def cmd_vm(args: argparse.Namespace) -> int:
         ["-p", "no:cacheprovider", *pytest_args], board.guest_python
     )
     return run_command_in_board(board, command, Path.cwd(), run, sys.stdout)
+
+
+def serve_busybox(args: argparse.Namespace) -> int:
+    """Boot the busybox board, say how to reach it, and keep it up until interrupted."""
+    import signal
+    import tempfile
+    import time
+
+    from pytest_hwcrypto.boards.busybox_board import BusyboxBoard
+
+    if not (args.busybox and args.serve) or args.board != BoardKind.QEMU:
+        raise UsageError("--busybox and --serve go together, on the qemu board")
+    directory = Path(args.artifacts or tempfile.mkdtemp(prefix="hwcrypto-busybox-"))
+    board = BusyboxBoard(directory, Path(args.kernel) if args.kernel else None)
+    # SIGTERM ends the board as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
+    print(f"hwcrypto: booting the busybox board in {directory} ...", flush=True)
+    board.start()
+    try:
+        print(f"hwcrypto: --hwcrypto-target={board.ssh_target}", flush=True)
+        print(f"hwcrypto: --hwcrypto-target-key={board.directory / 'id_ed25519'}", flush=True)
+        print(f"hwcrypto: --hwcrypto-target={board.serial_target}", flush=True)
+        print("hwcrypto: up; Ctrl-C ends it", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        board.stop()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

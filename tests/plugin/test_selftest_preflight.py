@@ -25,7 +25,7 @@ from pytest_hwcrypto import fixtures
 
 def pytest_configure(config):
     fixtures.PROC_CRYPTO = pathlib.Path({str(QEMU_PROC_CRYPTO)!r})
-    fixtures.kernel_log = lambda: {QEMU_LOG!r}
+    fixtures.kernel_log = lambda run: {QEMU_LOG!r}
 """
 PROFILE = """
 [board]

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: MIT
+"""The helper on a board: uploaded once per connection, run, and removed afterwards."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_hwcrypto.target.helper_build import built_helper
+from pytest_hwcrypto.target.protocol import (
+    DEFAULT_COMMAND_SECONDS,
+    CommandResult,
+    TargetError,
+    Transport,
+    checked,
+)
+
+# /tmp is a tmpfs on the boards this is for (busybox initramfs, buildroot); the name says
+# whose file it is, so a later sweep can find one a killed run left.
+REMOTE_DIR = "/tmp"
+REMOTE_NAME = "hwcrypto-helper"
+EXIT_NO_AFALG = 3
+
+
+@dataclass(frozen=True)
+class SpeedSample:
+    operations: int
+    bytes: int
+    nanoseconds: int
+
+    @property
+    def bytes_per_second(self) -> float:
+        return self.bytes * 1e9 / self.nanoseconds if self.nanoseconds else 0.0
+
+
+def parse_speed_output(text: str) -> tuple[list[SpeedSample], SpeedSample | None]:
+    """The `sample` lines of `hwcrypto-helper speed` and its `done` total (pure)."""
+    samples: list[SpeedSample] = []
+    total = None
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) != 4 or words[0] not in ("sample", "done"):
+            continue
+        if not all(word.isdigit() for word in words[1:]):
+            continue
+        sample = SpeedSample(int(words[1]), int(words[2]), int(words[3]))
+        if words[0] == "sample":
+            samples.append(sample)
+        else:
+            total = sample
+    return samples, total
+
+
+class BoardHelper:
+    """The helper installed on the board behind `transport`, removed by `remove`."""
+
+    def __init__(self, transport: Transport, machine: str) -> None:
+        self.transport = transport
+        self.machine = machine
+        self.remote = f"{REMOTE_DIR}/{REMOTE_NAME}"
+        self._installed = False
+
+    def install(self) -> None:
+        local: Path = built_helper(self.machine)
+        self.transport.put(local, self.remote)
+        checked(self.transport, f"chmod 755 {shlex.quote(self.remote)}")
+        self._installed = True
+        probe = self.transport.run(f"{shlex.quote(self.remote)} hash sha256 </dev/null")
+        if probe.status not in (0, 1, EXIT_NO_AFALG):
+            self.remove()
+            raise TargetError(
+                f"{self.transport.describe()}: the helper built for {self.machine} does not "
+                f"run there (status {probe.status}: {probe.output.strip()[:120]})"
+            )
+
+    def run(self, arguments: str, timeout: float = DEFAULT_COMMAND_SECONDS) -> CommandResult:
+        if not self._installed:
+            self.install()
+        return self.transport.run(f"{shlex.quote(self.remote)} {arguments}", timeout)
+
+    def remove(self) -> None:
+        if self._installed:
+            self.transport.run(f"rm -f {shlex.quote(self.remote)}")
+            self._installed = False
