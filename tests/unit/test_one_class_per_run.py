@@ -51,7 +51,9 @@ walksize     : 16
 
 def run_with(*entries: ClassifyEntry) -> HwcryptoRun:
     profile: Any = SimpleNamespace(classify=entries) if entries else None
-    return cast(HwcryptoRun, SimpleNamespace(profile=profile))
+    # no --hwcrypto-target: the kernel under test is this one
+    options = SimpleNamespace(target=None)
+    return cast(HwcryptoRun, SimpleNamespace(profile=profile, options=options))
 
 
 def test_a_re_read_listing_is_classed_as_the_runs_inventory_is() -> None:
