@@ -310,58 +310,70 @@ class Store:
 
     def add(self, ingested: IngestedRun) -> bool:
         """Add a run with its points; False (and nothing changed) when it is there already."""
-        run = ingested.run
+        return self.add_many([ingested])[0]
+
+    def add_many(self, runs: Sequence[IngestedRun]) -> list[bool]:
+        """Add runs in one transaction (an import of many files); whether each was new."""
+        added = []
         with self._write() as cursor:
-            self._execute(
-                cursor,
-                "INSERT INTO runs (run_id, board, kernel_release, git_commit, git_describe, "
-                "config_digest, plugin_version, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id) DO NOTHING RETURNING id",
-                (
-                    run.run_id,
-                    run.board,
-                    run.kernel.release,
-                    run.kernel.commit,
-                    run.kernel.describe,
-                    run.kernel.config_digest,
-                    run.plugin_version,
-                    run.started,
-                ),
-            )
-            row = cursor.fetchone()
-            if row is None:
-                return False
-            run_ref = int(row[0])
-            series = [s for s in ingested.series if s.points]
+            refs: dict[str, int] = {}
+            for ingested in runs:
+                added.append(self._add(cursor, ingested, refs))
+        return added
+
+    def _add(self, cursor: _Cursor, ingested: IngestedRun, refs: dict[str, int]) -> bool:
+        """Inside a write transaction; `refs` caches series ids (key text -> id)."""
+        run = ingested.run
+        self._execute(
+            cursor,
+            "INSERT INTO runs (run_id, board, kernel_release, git_commit, git_describe, "
+            "config_digest, plugin_version, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id) DO NOTHING RETURNING id",
+            (
+                run.run_id,
+                run.board,
+                run.kernel.release,
+                run.kernel.commit,
+                run.kernel.describe,
+                run.kernel.config_digest,
+                run.plugin_version,
+                run.started,
+            ),
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return False
+        run_ref = int(row[0])
+        series = [(key_text(s.key), s) for s in ingested.series if s.points]
+        new = [(text, s) for text, s in series if text not in refs]
+        if new:
             cursor.executemany(
                 self._dialect.sql(
                     "INSERT INTO series (key_text, board, path, algorithm, driver, key_bits, "
                     "block_size, op, concurrency, unit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (key_text) DO NOTHING"
                 ),
-                [(key_text(s.key), *_key_row(s.key), s.unit) for s in series],
+                [(text, *_key_row(s.key), s.unit) for text, s in new],
             )
-            boards = sorted({s.key.board for s in series})
-            refs: dict[str, int] = {}
-            for board in boards:
+            for board in sorted({s.key.board for _, s in new}):
                 self._execute(cursor, "SELECT id, key_text FROM series WHERE board = ?", (board,))
                 refs.update({text: int(ref) for ref, text in cursor.fetchall()})
-            cursor.executemany(
-                self._dialect.sql(
-                    "INSERT INTO points (run_ref, series_ref, value, samples, served_by) "
-                    "VALUES (?, ?, ?, ?, ?)"
-                ),
-                [
-                    (
-                        run_ref,
-                        refs[key_text(s.key)],
-                        s.points[0].value,
-                        json.dumps(list(s.points[0].samples)) if s.points[0].samples else None,
-                        s.points[0].served_by,
-                    )
-                    for s in series
-                ],
-            )
+        cursor.executemany(
+            self._dialect.sql(
+                "INSERT INTO points (run_ref, series_ref, value, samples, served_by) "
+                "VALUES (?, ?, ?, ?, ?)"
+            ),
+            [
+                (
+                    run_ref,
+                    refs[text],
+                    s.points[0].value,
+                    json.dumps(list(s.points[0].samples)) if s.points[0].samples else None,
+                    s.points[0].served_by,
+                )
+                for text, s in series
+            ],
+        )
         return True
 
     def runs(self, board: str | None = None) -> list[RunIdentity]:
@@ -384,8 +396,10 @@ class Store:
             for ref, run_id, run_board, release, commit, describe, config, version, started in rows
         }
 
-    def series(self, board: str | None = None) -> list[Series]:
-        """Every series (of one board) with all its points, in no particular order."""
+    def series(self, board: str | None = None, *, samples: bool = True) -> list[Series]:
+        """Every series (of one board) with all its points, in no particular order;
+        `samples=False` leaves each point's samples out (quicker: values are enough to
+        find change points)."""
         runs = self._runs(board)
         where, params = ("WHERE board = ?", (board,)) if board is not None else ("", ())
         found: dict[int, Series] = {}
@@ -401,16 +415,16 @@ class Store:
             join = "JOIN series ON series.id = points.series_ref WHERE series.board = ?"
             self._execute(
                 cursor,
-                "SELECT run_ref, series_ref, value, samples, served_by FROM points "
-                + (join if board is not None else ""),
+                f"SELECT run_ref, series_ref, value, {'samples' if samples else 'NULL'}, "
+                "served_by FROM points " + (join if board is not None else ""),
                 params,
             )
-            for run_ref, series_ref, value, samples, served_by in cursor.fetchall():
+            for run_ref, series_ref, value, sampled, served_by in cursor.fetchall():
                 found[series_ref].points.append(
                     Point(
                         runs[run_ref],
                         float(value),
-                        tuple(json.loads(samples)) if samples else (),
+                        tuple(json.loads(sampled)) if sampled else (),
                         served_by,
                     )
                 )

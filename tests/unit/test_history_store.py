@@ -212,3 +212,17 @@ def test_a_missing_driver_says_which_extra_to_install(
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now fails
     with pytest.raises(StoreError, match=r"pip install pytest-hwcrypto\[history-pg\]$"):
         Store("postgresql://lab@db.example/history")
+
+
+def test_many_runs_in_one_transaction_and_values_without_samples(location: str) -> None:
+    one, two = real_run(FILES[0]), real_run(FILES[1])
+    with Store(location) as store:
+        assert store.add_many([one, two, real_run(FILES[0])]) == [True, True, False]
+        assert len(store.runs()) == 2
+        with_samples = store.series()
+        values_only = store.series(samples=False)
+    assert any(p.samples for s in with_samples for p in s.points)
+    assert not any(p.samples for s in values_only for p in s.points)
+    assert sorted(p.value for s in values_only for p in s.points) == sorted(
+        p.value for s in with_samples for p in s.points
+    )
