@@ -427,6 +427,14 @@ class Options:
         "hwcrypto",
     )
 
+    dmcrypt_bytes: int = _setting(
+        "bytes of seeded pattern the dmcrypt suite writes through each volume and reads "
+        "back (whole MiB: 16M, 256M, 1G)",
+        parse_volume_bytes,
+        "SIZE",
+        DEFAULT_DMCRYPT_BYTES,
+    )
+
     history: str | None = _setting(
         "at the end of the session, add its run to this history database: an SQLite file "
         "or postgresql://... (as `hwcrypto history add`; with --hwcrypto-vm, the host adds "
@@ -434,14 +442,6 @@ class Options:
         parse_text,
         "DB",
         in_profile=False,
-    )
-
-    dmcrypt_bytes: int = _setting(
-        "bytes of seeded pattern the dmcrypt suite writes through each volume and reads "
-        "back (whole MiB: 16M, 256M, 1G)",
-        parse_volume_bytes,
-        "SIZE",
-        DEFAULT_DMCRYPT_BYTES,
     )
 
     def chooses(self, algorithm: str | None) -> bool:
