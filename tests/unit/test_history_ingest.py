@@ -209,3 +209,20 @@ def test_kinds_are_told_by_content() -> None:
     assert kind_of(kcidb_of(load_results(DATA / "board_qemu_results.json"))) == "kcidb"
     assert kind_of(lava_cases(with_results_file=False)) == "lava"
     assert kind_of({"anything": 1}) is None
+
+
+def test_kcidb_and_results_of_one_run_have_the_same_cells() -> None:
+    """Every measured cell of the results file, depth (`.n32`) included, comes back from
+    its KCIDB output; only the spelling of kernel names differs."""
+    results = load_results(DATA / "board_uml_results_main.json")
+    [from_kcidb] = ingest(kcidb_of(results), "k", board=None, received=RECEIVED)
+    [from_file] = ingest(results.to_json(), "r", board=None, received=RECEIVED)
+
+    def cells(run: Any) -> list[str]:
+        keys = [s.key for s in run.series]
+        depth = [k.concurrency if k.concurrency != 1 else None for k in keys]
+        return sorted(str((k.path, k.key_bits, k.block_size, k.op, n)) for k, n in zip(keys, depth))
+
+    assert len(from_kcidb.series) == len(from_file.series)
+    assert cells(from_kcidb) == cells(from_file)
+    assert any(s.key.concurrency == 32 for s in from_kcidb.series)
