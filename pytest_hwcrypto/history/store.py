@@ -412,7 +412,9 @@ class Store:
             )
             for ref, *fields, unit in cursor.fetchall():
                 found[int(ref)] = Series(SeriesKey(*fields), unit)
-            join = "JOIN series ON series.id = points.series_ref WHERE series.board = ?"
+            # a series is of its runs' board: filtering by run walks the points' primary
+            # key (run_ref first); by series it made SQLite visit every point
+            join = "JOIN runs ON runs.id = points.run_ref WHERE runs.board = ?"
             self._execute(
                 cursor,
                 f"SELECT run_ref, series_ref, value, {'samples' if samples else 'NULL'}, "
