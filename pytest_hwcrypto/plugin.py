@@ -74,13 +74,22 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     from pytest_hwcrypto.boards import runner
 
-    return runner.run_pytest_session_in_board(
-        run.options.vm,
-        run,
-        list(config.invocation_params.args),
-        Path(config.invocation_params.dir),
-        sys.stdout,
-    )
+    args = list(config.invocation_params.args)
+    if not run.options.history:
+        return runner.run_pytest_session_in_board(
+            run.options.vm, run, args, Path(config.invocation_params.dir), sys.stdout
+        )
+    import tempfile
+
+    from pytest_hwcrypto import run_output
+
+    with tempfile.TemporaryDirectory(prefix="hwcrypto-history-") as scratch:
+        args, results_path = run_output.board_history_args(run, args, Path(scratch))
+        code = runner.run_pytest_session_in_board(
+            run.options.vm, run, args, Path(config.invocation_params.dir), sys.stdout
+        )
+        run_output.add_board_run_to_history(run, results_path, sys.stdout)
+    return code
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -137,6 +146,7 @@ class HwcryptoPlugin:
             from pytest_hwcrypto.report.lava import Outcomes
 
             self.outcomes = Outcomes()
+        self.history_line: str | None = None  # --hwcrypto-history: what became of the run
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -179,6 +189,7 @@ class HwcryptoPlugin:
         run_output.write_results(session.config, self.run)
         if self.outcomes is not None and self.run.options.kcidb:
             run_output.write_kcidb(session.config, self.run, self.outcomes)
+        self.history_line = run_output.add_to_history(session.config, self.run)
         exclusive.remove_lock(session.config)
         from pytest_hwcrypto import fixtures
 
@@ -203,6 +214,8 @@ class HwcryptoPlugin:
         from pytest_hwcrypto import run_output
 
         run_output.terminal_summary(terminalreporter, config, self.run)
+        if self.history_line:
+            terminalreporter.write_line(self.history_line)
         if self.lava and self.outcomes is not None:
             run_output.report_to_lava(terminalreporter, config, self.run, self.outcomes)
 

@@ -235,6 +235,60 @@ def write_kcidb(config: pytest.Config, run: HwcryptoRun, outcomes: LavaOutcomes)
         warnings.warn(pytest.PytestWarning(f"--hwcrypto-kcidb {path}: {error}"), stacklevel=1)
 
 
+def add_to_history(config: pytest.Config, run: HwcryptoRun) -> str | None:
+    """--hwcrypto-history: add this session's run to the history database, by the
+    controller (inside a board nobody: the host session adds the board's run,
+    add_board_run_to_history). The line saying what happened, for the terminal summary."""
+    if hasattr(config, "workerinput") or inside_board() or not run.options.history:
+        return None
+    return history_line(recorder(run).results(), "this session", run.options.history)
+
+
+def board_history_args(run: HwcryptoRun, args: list[str], scratch: Path) -> tuple[list[str], Path]:
+    """--hwcrypto-history with --hwcrypto-vm: the board session's arguments, with a results
+    file to bring the run back in when the caller named none, and where that file lands."""
+    if run.options.json:
+        return args, Path(run.options.json)
+    path = scratch / "history-results.json"
+    return [*args, f"--hwcrypto-json={path}"], path
+
+
+def add_board_run_to_history(run: HwcryptoRun, results_path: Path, stream: Any) -> None:
+    """After a board session: its results file into the history database."""
+    from pytest_hwcrypto.model.results import ResultsError, load_results
+
+    try:
+        results = load_results(results_path)
+    except ResultsError as error:
+        stream.write(f"hwcrypto: --hwcrypto-history: the board's run has no results: {error}\n")
+        return
+    stream.write(history_line(results, str(results_path), str(run.options.history)) + "\n")
+
+
+def history_line(results: Results, name: str, database: str) -> str:
+    """Add a run's results to `database`; the one line saying what happened (an error
+    included: the tests' outcome stays what decides the session)."""
+    import datetime
+
+    from pytest_hwcrypto.history.ingest import IngestError, from_results
+    from pytest_hwcrypto.history.store import Store, StoreError, redact
+
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    try:
+        ingested = from_results(results, name, board=None, received=now)
+        with Store(database) as store:
+            added = store.add(ingested)
+    except (IngestError, StoreError) as error:
+        return f"hwcrypto: --hwcrypto-history: run not added: {error}"
+    run = ingested.run
+    return (
+        f"hwcrypto: run {run.run_id[:12]} (board {run.board}, kernel {run.kernel.label()}, "
+        f"{len(ingested.series)} series) "
+        + ("added to " if added else "already in ")
+        + redact(database)
+    )
+
+
 def merge_worker_results(run: HwcryptoRun, node: Any) -> None:
     """xdist controller: take in what a finished worker recorded."""
     output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)

@@ -451,6 +451,14 @@ class Options:
         "PATH",
         in_profile=False,
     )
+    history: str | None = _setting(
+        "at the end of the session, add its run to this history database: an SQLite file "
+        "or postgresql://... (as `hwcrypto history add`; with --hwcrypto-vm, the host adds "
+        "the board's run)",
+        parse_text,
+        "DB",
+        in_profile=False,
+    )
 
     def chooses(self, algorithm: str | None) -> bool:
         """Is `algorithm` to be tested? Every one is without --hwcrypto-algorithm; None (a

@@ -25,6 +25,7 @@ from pytest_hwcrypto.cli import (
     bisect_confirm,
     bisect_run,
     compare,
+    history,
     inventory,
     lava,
     parse,
@@ -51,6 +52,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     ab.add_parsers,
     bisect_run.add_parser,
     bisect_confirm.add_parser,
+    history.add_parser,
 )
 
 

@@ -226,7 +226,12 @@ def read_job_file(path: Path, job_id: str | None) -> Job:
         data: Any = json.loads(text)
     except ValueError:
         data = _yaml(text, path)
-    where = str(path)
+    return job_from_document(data, str(path), job_id)
+
+
+def job_from_document(data: Any, where: str, job_id: str | None = None) -> Job:
+    """A job from a decoded file (pure): `hwcrypto lava run`'s cases.json, the REST API's
+    tests page, or a list of cases; errors name `where`."""
     try:
         if isinstance(data, Mapping) and "cases" in data:  # hwcrypto lava run's cases.json
             cases = cases_from_json(data["cases"])
@@ -235,7 +240,7 @@ def read_job_file(path: Path, job_id: str | None) -> Job:
         else:
             cases, health, comment, results_file = cases_from_json(data), None, None, None
     except LavaResultsError as error:
-        raise LavaResultsError(f"{path}: {error}") from None
+        raise LavaResultsError(f"{where}: {error}") from None
     return Job(
         job_id=str(job_id or (data.get("job") if isinstance(data, Mapping) else None) or "?"),
         cases=cases,
