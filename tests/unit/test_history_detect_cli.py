@@ -180,7 +180,30 @@ def test_bad_input_is_one_line(argv: list[str], says: str) -> None:
     assert says in str(caught.value) and "\n" not in str(caught.value)
 
 
-def test_without_a_store_the_seam_says_so_in_one_line() -> None:
+def test_a_history_that_does_not_exist_is_one_line_not_a_new_empty_one(tmp_path: Path) -> None:
+    missing = tmp_path / "h.sqlite"
     with pytest.raises(UsageError) as caught:
-        detect.run(parse("--history-db", "h.sqlite"))
-    assert str(caught.value).startswith("--history-db h.sqlite: ")
+        detect.run(parse("--history-db", str(missing)))
+    assert str(caught.value) == f"{missing}: no such history database"
+    assert not missing.exists()
+
+
+def test_detect_reads_the_runs_history_add_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store and the detection meet: a real results file added, then judged (one run
+    per series: too short, said once for all of them)."""
+    from pytest_hwcrypto.history.ingest import ingest
+    from pytest_hwcrypto.history.store import Store
+
+    results = Path(__file__).parent.parent / "data" / "board_uml_results_main.json"
+    db = tmp_path / "h.sqlite"
+    document = json.loads(results.read_text())
+    with Store(db) as store:
+        for run in ingest(document, str(results), board=None, received="2026-12-07T00:00:00"):
+            store.add(run)
+    code = detect.run(parse("--history-db", str(db)))
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.splitlines()[0] == "board uml: 175 series, 0 change points"
+    assert "175 series need 3 more runs each to be judged" in out

@@ -10,16 +10,18 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from pytest_hwcrypto.cli.history import add
+from pytest_hwcrypto.cli.history import add, detect
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     add.add_parser,
+    detect.add_parser,
 )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
-        "history", help="a history of CI runs, one per board and kernel: add runs to it"
+        "history",
+        help="a history of CI runs, one per board and kernel: add runs, detect change points",
     )
     history = parser.add_subparsers(dest="history_command", metavar="SUBCOMMAND", required=True)
     for add_subcommand in _SUBCOMMANDS:

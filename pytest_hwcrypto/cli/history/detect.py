@@ -34,14 +34,16 @@ SeriesReader = Callable[[Optional[str], Optional[str]], list[Series]]
 
 
 def read_series(history_db: str | None, board: str | None) -> list[Series]:
-    """Every series of the history (of one board, if given).
+    """Every series of the history (of one board, if given), from the store; the values
+    alone, since the detection judges one value per run. An existing database only: a
+    mistyped path is an error, not an empty new history."""
+    from pytest_hwcrypto.history.store import DEFAULT_DB, Store, StoreError
 
-    The seam to the store (history/store.py, `series(board=None) -> list[Series]`), which
-    is wired here when it lands; tests pass their own reader to ``run``.
-    """
-    raise UsageError(
-        f"--history-db {history_db or '(default)'}: no history store in this build yet"
-    )
+    try:
+        with Store(history_db or DEFAULT_DB, create=False) as store:
+            return store.series(board, samples=False)
+    except StoreError as error:
+        raise UsageError(str(error)) from None
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,7 +52,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="change points over the history: which kernel made a series faster or slower",
     )
     parser.add_argument(
-        "--history-db", metavar="DB", help="the history (SQLite file or postgresql://...)"
+        "--history-db",
+        metavar="DB",
+        help="the history: an SQLite file or postgresql://... (default: "
+        "hwcrypto-history.sqlite here, as `hwcrypto history add`)",
     )
     parser.add_argument("--board", help="only this board's series")
     parser.add_argument(
@@ -163,12 +168,18 @@ def _print_board(board: str, verdicts: Sequence[SeriesChanges], changes: Sequenc
     print(f"board {board}: {len(verdicts)} series, {len(changes)} change points")
     for change in changes:
         print(f"  {change_line(change)}")
-    for verdict in short:
-        more = verdict.needs_more
-        print(
-            f"  {series_label(verdict.key)}: "
-            f"needs {more} more run{'s' if more != 1 else ''} of this series"
-        )
+    # One line per shortfall, not per series: a new board's first runs leave every one of
+    # its (often hundreds of) series short by the same count.
+    for more in sorted({v.needs_more for v in short}):
+        alike = [v for v in short if v.needs_more == more]
+        runs = f"{more} more run{'s' if more != 1 else ''}"
+        if len(alike) == 1:
+            print(f"  {series_label(alike[0].key)}: needs {runs} of this series")
+        else:
+            print(
+                f"  {len(alike)} series need {runs} each to be judged, e.g. "
+                f"{series_label(alike[0].key)}"
+            )
     if not changes and len(short) < len(verdicts):
         print("  no change point")
 
