@@ -127,7 +127,9 @@ def from_results(results: Results, name: str, *, board: str | None, received: st
             key_bits=measurement.key_bits,
             block_size=measurement.block_size,
             op=measurement.op,
-            concurrency=measurement.concurrency,
+            # one request in flight where a file says nothing (files older than the
+            # concurrency field): the same series as a newer file's concurrency 1
+            concurrency=measurement.level,
         )
         point = Point(run, measurement.bytes_per_second, tuple(measurement.samples))
         # one point per series and run: a cell measured twice keeps its first figure
@@ -229,7 +231,7 @@ def _kcidb_series(test: Mapping[str, Any], board: str) -> tuple[SeriesKey, str, 
 def _hwcrypto_cell(segments: Sequence[str], board: str) -> SeriesKey | None:
     """`afalg.cbc_aes.128.encrypt[.n4].<driver>.<size>` -> its series (lab/kcidb.py)."""
     source, *middle, driver, size = segments
-    concurrency = None
+    concurrency = 1  # no `.nN` segment: one request in flight
     if middle and _DEPTH.match(middle[-1]):
         concurrency = int(_DEPTH.match(middle[-1]).group(1))  # type: ignore[union-attr]
         middle.pop()

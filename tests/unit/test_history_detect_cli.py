@@ -93,7 +93,7 @@ def test_a_table_per_board_and_short_series_say_what_they_need(
     out = capsys.readouterr().out
     assert out.index("board qemu:") < out.index("board uml:")
     assert "needs 2 more runs of this series" in out
-    assert "board uml: 1 series, 0 change points\n  no change point" in out
+    assert "board uml: 1 series, 0 change points\n  1 series judged: no change point" in out
 
 
 def test_board_picks_one_board(capsys: pytest.CaptureFixture[str]) -> None:

@@ -226,3 +226,18 @@ def test_kcidb_and_results_of_one_run_have_the_same_cells() -> None:
     assert len(from_kcidb.series) == len(from_file.series)
     assert cells(from_kcidb) == cells(from_file)
     assert any(s.key.concurrency == 32 for s in from_kcidb.series)
+
+
+def test_a_file_older_than_the_concurrency_field_joins_the_newer_runs_series() -> None:
+    """A results file from before requests in flight were recorded measured one at a time;
+    its cells are the same series as a newer file's concurrency 1, not new ones."""
+    older = raw("board_uml_results_1.json")
+    newer = raw("board_uml_results_main.json")
+    assert all("concurrency" not in m for m in older["measurements"])
+    assert any(m.get("concurrency") == 1 for m in newer["measurements"])
+    (old_run,) = ingest(older, "old.json", board="uml", received=RECEIVED)
+    (new_run,) = ingest(newer, "new.json", board="uml", received=RECEIVED)
+    old_keys = {series.key for series in old_run.series}
+    new_keys = {series.key for series in new_run.series}
+    assert {key.concurrency for key in old_keys} == {1}
+    assert old_keys <= new_keys

@@ -181,7 +181,7 @@ def _print_board(board: str, verdicts: Sequence[SeriesChanges], changes: Sequenc
                 f"{series_label(alike[0].key)}"
             )
     if not changes and len(short) < len(verdicts):
-        print("  no change point")
+        print(f"  {len(verdicts) - len(short)} series judged: no change point")
 
 
 def _kernel_json(kernel: KernelIdentity) -> dict[str, Any]:
