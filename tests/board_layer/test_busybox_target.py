@@ -25,6 +25,9 @@ from pytest_hwcrypto.boards.busybox_board import BusyboxBoard
 from pytest_hwcrypto.target.session import TargetSession, open_transport
 from pytest_hwcrypto.target.spec import parse_target
 
+# A QEMU board: CI runs it in its QEMU stage (-m qemu), not with the UML board layer.
+pytestmark = pytest.mark.qemu
+
 KEY = bytes(range(16))
 IV = bytes(range(16, 32))
 
