@@ -44,6 +44,7 @@ class Op(Word):
     ENCRYPT = "encrypt"
     DECRYPT = "decrypt"
     DIGEST = "digest"
+    READ = "read"  # bytes read from a random number generator
 
 
 class DriverClass(Word):
@@ -78,6 +79,7 @@ class Source(Word):
     CRYPTODEV = "cryptodev"
     FIO = "fio"
     DD = "dd"
+    HWRNG = "hwrng"  # /dev/hwrng, one hw_random source current at a time
 
 
 class FindingKind(Word):
@@ -114,6 +116,11 @@ class FindingKind(Word):
     CONTAINER_DEVICES_UNRESTRICTED = "container-devices-unrestricted"
     # The same driver slower inside a container than on the host by more than the bar.
     CONTAINER_OVERHEAD = "container-overhead"
+    # A hw_random source: missing though the profile expects it, failing rngtest's FIPS
+    # 140-2 tests, stuck or repeating, or not credited by the kernel (rng_quality 0).
+    HWRNG_MISSING = "hwrng-missing"
+    HWRNG_UNHEALTHY = "hwrng-unhealthy"
+    HWRNG_NOT_CREDITED = "hwrng-not-credited"
 
 
 class RuleType(Word):
@@ -136,6 +143,7 @@ class Suite(Word):
     CRYPTODEV = "cryptodev"
     DMCRYPT = "dmcrypt"
     LXC = "lxc"
+    RNG = "rng"
 
     @property
     def marker(self) -> str:
@@ -145,7 +153,7 @@ class Suite(Word):
 # Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
 # run (xdist_exclusive.py). "lxc" by name: that suite measures too.
 MEASURING_SUITES: frozenset[str] = frozenset(
-    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc"}
+    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc", "rng"}
 )
 XDIST_MEASURING_GROUP = "hwcrypto-measuring"
 
