@@ -28,7 +28,7 @@ from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
 from pytest_hwcrypto.units import format_mib_s
 from pytest_hwcrypto.verdict import rng_health
-from pytest_hwcrypto.vocabulary import FindingKind, Op, Source, Suite
+from pytest_hwcrypto.vocabulary import Op, Source, Suite
 
 pytestmark = pytest.mark.hwcrypto_rng
 
@@ -74,7 +74,7 @@ def test_expected_hwrng_registered(
     fixtures.record_and_judge(
         hwcrypto_results,
         Verdict(f"expect {hwrng_expectation.describe()}", judged.passed, judged.message),
-        [] if judged.passed else [Finding(FindingKind.HWRNG_MISSING, HWRNG, judged.message)],
+        [] if judged.passed else [Finding(judged.kind, HWRNG, judged.message)],
     )
 
 
@@ -128,17 +128,7 @@ def test_source(
         summary = parse_rngtest(run_rngtest(data))
         judgements.append(rng_health.fips_judgement(hwrng_source, summary))
     failed = [j for j in judgements if not j.passed]
-    findings = [
-        Finding(
-            FindingKind.HWRNG_NOT_CREDITED
-            if j.message.startswith(f"{hwrng_source}: rng_quality")
-            else FindingKind.HWRNG_UNHEALTHY,
-            HWRNG,
-            j.message,
-            {"source": hwrng_source},
-        )
-        for j in failed
-    ]
+    findings = [Finding(j.kind, HWRNG, j.message, {"source": hwrng_source}) for j in failed]
     message = "; ".join(j.message for j in (failed or judgements))
     if not shutil.which("rngtest"):
         message += "; rngtest not installed (rng-tools5), FIPS 140-2 tests not run"

@@ -2,7 +2,8 @@
 """Judging a hardware RNG source: rngtest's FIPS 140-2 counts, stuck or repeating output,
 whether the kernel credits it, whether the profile's expected source is there. Pure.
 
-Every message names the source and the check, so a failure reads on its own.
+Every message names the source and the check, so a failure reads on its own; every
+judgement carries the kind of finding it is when it fails, so no caller reads the wording.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functools import reduce
 from operator import and_, or_
 
 from pytest_hwcrypto.parsers.rngtest import RngtestSummary
+from pytest_hwcrypto.vocabulary import FindingKind
 
 # Good random input fails rngtest's FIPS 140-2 block tests now and then (3 of 2000
 # /dev/urandom blocks in tests/data/rngtest/urandom-2000-blocks.txt): a count of failures
@@ -28,11 +30,16 @@ FIPS_SIGNIFICANCE = 1e-6
 REPEAT_WINDOW = 32
 WORD_BYTES = 4  # stuck bits are looked for in each bit position of a 32-bit word
 
+UNHEALTHY = FindingKind.HWRNG_UNHEALTHY
+NOT_CREDITED = FindingKind.HWRNG_NOT_CREDITED
+MISSING = FindingKind.HWRNG_MISSING
+
 
 @dataclass(frozen=True)
 class Judgement:
     passed: bool
     message: str
+    kind: FindingKind  # the finding this check makes when it fails
 
 
 def binomial_upper_tail(failures: int, blocks: int, rate: float) -> float:
@@ -63,7 +70,7 @@ def fips_judgement(source: str, summary: RngtestSummary) -> Judgement:
     counts = ", ".join(f"{name} {count}" for name, count in summary.failed_by_test.items())
     said = f"{source}: rngtest FIPS 140-2: {failures} of {blocks} blocks failed ({counts})"
     if blocks == 0:
-        return Judgement(False, f"{source}: rngtest FIPS 140-2: no block tested")
+        return Judgement(False, f"{source}: rngtest FIPS 140-2: no block tested", UNHEALTHY)
     tail = binomial_upper_tail(failures, blocks, FIPS_FALSE_ALARM_RATE)
     if tail < FIPS_SIGNIFICANCE:
         failing = ", ".join(summary.failing_tests())
@@ -71,8 +78,9 @@ def fips_judgement(source: str, summary: RngtestSummary) -> Judgement:
             False,
             f"{said}; failing tests: {failing}; a fair source fails this many with "
             f"probability {tail:.1e}",
+            UNHEALTHY,
         )
-    return Judgement(True, said)
+    return Judgement(True, said, UNHEALTHY)
 
 
 def repeat_period(data: bytes, window: int = REPEAT_WINDOW) -> tuple[int, int] | None:
@@ -123,27 +131,35 @@ def output_judgement(source: str, data: bytes) -> Judgement:
             f"{period} bytes later"
         )
     if problems:
-        return Judgement(False, f"{source}: " + "; ".join(problems) + f" ({len(data)} bytes read)")
-    return Judgement(True, f"{source}: no stuck bit, no repeat in {len(data)} bytes")
+        said = f"{source}: " + "; ".join(problems) + f" ({len(data)} bytes read)"
+        return Judgement(False, said, UNHEALTHY)
+    return Judgement(True, f"{source}: no stuck bit, no repeat in {len(data)} bytes", UNHEALTHY)
 
 
 def credit_judgement(source: str, quality: int | None) -> Judgement:
     """The kernel credits `quality`/1024 bits of entropy per bit its fill thread reads from
     the current source (drivers/char/hw_random/core.c); 0 mixes the bytes in uncredited."""
     if quality is None:
-        return Judgement(True, f"{source}: no rng_quality (kernel before 5.18), credit unknown")
+        return Judgement(
+            True, f"{source}: no rng_quality (kernel before 5.18), credit unknown", NOT_CREDITED
+        )
     if quality == 0:
         return Judgement(
             False,
             f"{source}: rng_quality 0: the kernel mixes its output into the pool but "
             "credits no entropy for it",
+            NOT_CREDITED,
         )
-    return Judgement(True, f"{source}: credited {quality}/1024 bits of entropy per bit")
+    return Judgement(
+        True, f"{source}: credited {quality}/1024 bits of entropy per bit", NOT_CREDITED
+    )
 
 
 def expected_source_judgement(pattern: str, where: str, available: Sequence[str]) -> Judgement:
     matching = [name for name in available if fnmatchcase(name, pattern)]
     found = ", ".join(available) if available else "none"
     if matching:
-        return Judgement(True, f"hwrng {pattern}: {', '.join(matching)} registered")
-    return Judgement(False, f"{where}: expected a hw_random source {pattern}, found: {found}")
+        return Judgement(True, f"hwrng {pattern}: {', '.join(matching)} registered", MISSING)
+    return Judgement(
+        False, f"{where}: expected a hw_random source {pattern}, found: {found}", MISSING
+    )

@@ -21,6 +21,7 @@ from pytest_hwcrypto.ledger import Ledger, sweep
 from pytest_hwcrypto.parsers.rngtest import RngtestParseError, parse_rngtest
 from pytest_hwcrypto.profile import ProfileError, parse_profile
 from pytest_hwcrypto.verdict import rng_health
+from pytest_hwcrypto.vocabulary import FindingKind
 
 DATA = Path(__file__).parent.parent / "data" / "rngtest"
 
@@ -175,6 +176,16 @@ def test_expected_source() -> None:
     missing = rng_health.expected_source_judgement("virtio_rng.*", "b.toml:3", ["hw_random"])
     assert not missing.passed
     assert missing.message == "b.toml:3: expected a hw_random source virtio_rng.*, found: hw_random"
+
+
+def test_each_judgement_says_its_finding_kind() -> None:
+    stuck = parse_rngtest((DATA / "zeros-100-blocks.txt").read_text())
+    assert rng_health.fips_judgement("s", stuck).kind is FindingKind.HWRNG_UNHEALTHY
+    repeating = fair_bytes(1000) * 300
+    assert rng_health.output_judgement("s", repeating).kind is FindingKind.HWRNG_UNHEALTHY
+    assert rng_health.credit_judgement("s", 0).kind is FindingKind.HWRNG_NOT_CREDITED
+    missing = rng_health.expected_source_judgement("virtio_rng.*", "b.toml", [])
+    assert missing.kind is FindingKind.HWRNG_MISSING
 
 
 def test_profile_hwrng_expectation(tmp_path: Path) -> None:
