@@ -26,8 +26,9 @@ class HwrngReading:
     """What reading one source gave: bytes/s samples per block size, and kept output."""
 
     samples: dict[int, list[float]] = field(default_factory=dict)
-    short_reads: int = 0  # reads that returned fewer bytes than asked
-    reads: int = 0
+    # per block size: read calls, and those that returned fewer bytes than asked
+    reads: dict[int, int] = field(default_factory=dict)
+    short_reads: dict[int, int] = field(default_factory=dict)
     kept: bytearray = field(default_factory=bytearray)
 
     def median(self, block_size: int) -> float:
@@ -55,9 +56,9 @@ def read_source(
                 elapsed = 0.0
                 while elapsed < per_sample or got == 0:
                     chunk = os.read(fd, size)
-                    reading.reads += 1
+                    reading.reads[size] = reading.reads.get(size, 0) + 1
                     if len(chunk) < size:
-                        reading.short_reads += 1
+                        reading.short_reads[size] = reading.short_reads.get(size, 0) + 1
                     got += len(chunk)
                     if size == largest and len(reading.kept) < keep_bytes:
                         reading.kept += chunk[: keep_bytes - len(reading.kept)]
