@@ -8,6 +8,7 @@ line, because a lab editing forty profiles needs to find the typo without a trac
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ DRIVER_CLASSES = tuple(str(driver_class) for driver_class in PROFILE_DRIVER_CLAS
 RULE_TYPES = RuleType.values()
 _TOP_LEVEL = ("board", "expect", "rule", "waive", "settings", "containers", "classify")
 _EXPECT_KEYS = ("algorithm", "driver", "class", "module", "reason", "dmcrypt")
+_EXPECT_HWRNG_KEYS = ("hwrng", "reason")  # a hw_random source, not an algorithm's driver
 _WAIVE_KEYS = ("driver", "container", "algorithm", "check", "reason")
 _CONTAINER_KEYS = ("devices", "configs")
 _CLASSIFY_KEYS = ("driver", "module", "class", "reason")
@@ -50,6 +52,21 @@ class Expectation:
     def describe(self) -> str:
         target = self.driver or f"a {self.driver_class} driver"
         return f"{self.algorithm} by {target}"
+
+
+@dataclass(frozen=True)
+class HwrngExpectation:
+    """`[[expect]] hwrng = "virtio_rng.*"`: a hw_random source matching this shell-style
+    glob must be registered (kernel/hwrng.py)."""
+
+    pattern: str
+    where: str
+
+    def matches(self, name: str) -> bool:
+        return fnmatch.fnmatchcase(name, self.pattern)
+
+    def describe(self) -> str:
+        return f"hwrng {self.pattern}"
 
 
 @dataclass(frozen=True)
@@ -99,6 +116,7 @@ class BoardProfile:
     settings: dict[str, Any] = field(default_factory=dict)
     containers: ContainerKeys | None = None  # [containers]; None when the table is absent
     classify: tuple[ClassifyEntry, ...] = ()  # [[classify]], in file order (first match wins)
+    hwrngs: tuple[HwrngExpectation, ...] = ()  # [[expect]] entries with `hwrng`
 
     def waiver_for(self, driver: str, check: str) -> Waiver | None:
         return next((w for w in self.waivers if w.covers(driver, check)), None)
@@ -177,12 +195,11 @@ def parse_profile(text: str, path: Path) -> BoardProfile:
             f"{locate.where('board', key='name')}: a board name (string) is required"
         )
     settings = _table(data, "settings", locate)
+    expects = list(enumerate(_array(data, "expect", locate)))
     return BoardProfile(
         path=path,
         name=name,
-        expectations=tuple(
-            _expectation(e, i, locate) for i, e in enumerate(_array(data, "expect", locate))
-        ),
+        expectations=tuple(_expectation(e, i, locate) for i, e in expects if "hwrng" not in e),
         rules=tuple(_rule(r, i, locate) for i, r in enumerate(_array(data, "rule", locate))),
         waivers=tuple(_waiver(w, i, locate) for i, w in enumerate(_array(data, "waive", locate))),
         settings=dict(settings),
@@ -190,6 +207,7 @@ def parse_profile(text: str, path: Path) -> BoardProfile:
         classify=tuple(
             _classify(c, i, locate) for i, c in enumerate(_array(data, "classify", locate))
         ),
+        hwrngs=tuple(_hwrng_expectation(e, i, locate) for i, e in expects if "hwrng" in e),
     )
 
 
@@ -255,6 +273,13 @@ def _expectation(entry: dict[str, Any], index: int, locate: _Locator) -> Expecta
         )
     assert algorithm is not None
     return Expectation(algorithm, driver, driver_class, module, where, dmcrypt)
+
+
+def _hwrng_expectation(entry: dict[str, Any], index: int, locate: _Locator) -> HwrngExpectation:
+    _reject_unknown_keys(entry, _EXPECT_HWRNG_KEYS, "expect", index, locate)
+    pattern = _string(entry, "hwrng", locate.where("expect", index, "hwrng"), required=True)
+    assert pattern is not None
+    return HwrngExpectation(pattern, locate.where("expect", index))
 
 
 def _containers(data: dict[str, Any], locate: _Locator) -> ContainerKeys | None:

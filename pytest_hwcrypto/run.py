@@ -219,9 +219,16 @@ def undo_handlers() -> dict[str, journal.Undo]:
     """How to undo each kind of change a run records (ledger.py)."""
     from pytest_hwcrypto.block.volume import undo_handlers as block_undo_handlers
     from pytest_hwcrypto.container.lxc import undo_handlers as container_undo_handlers
+    from pytest_hwcrypto.kernel.hwrng import LEDGER_KIND as HWRNG_KIND
+    from pytest_hwcrypto.kernel.hwrng import restore_current
     from pytest_hwcrypto.kernel.rerank import LEDGER_KIND, restore_priority
 
-    return {LEDGER_KIND: restore_priority, **block_undo_handlers(), **container_undo_handlers()}
+    return {
+        LEDGER_KIND: restore_priority,
+        HWRNG_KIND: restore_current,
+        **block_undo_handlers(),
+        **container_undo_handlers(),
+    }
 
 
 def sweep_leftovers() -> list[str]:

@@ -44,7 +44,8 @@ class Op(Word):
     ENCRYPT = "encrypt"
     DECRYPT = "decrypt"
     DIGEST = "digest"
-    GENERATE = "generate"  # an rng's output read
+    # random bytes taken from an RNG: an AF_ALG rng's output, /dev/hwrng's read
+    GENERATE = "generate"
 
 
 class RateUnit(Word):
@@ -88,6 +89,7 @@ class Source(Word):
     DD = "dd"
     # keyctl pkey_* on an asymmetric key: the public-key path user space has (kernel/keyctl.py)
     KEYCTL = "keyctl"
+    HWRNG = "hwrng"  # /dev/hwrng, one hw_random source current at a time
 
 
 class FindingKind(Word):
@@ -126,6 +128,11 @@ class FindingKind(Word):
     CONTAINER_OVERHEAD = "container-overhead"
     # An rng's output stuck, periodic, or the same in two sessions (verdict/rng_output.py).
     RNG_OUTPUT_REPEATS = "rng-output-repeats"
+    # A hw_random source: missing though the profile expects it, failing rngtest's FIPS
+    # 140-2 tests, stuck or repeating, or not credited by the kernel (rng_quality 0).
+    HWRNG_MISSING = "hwrng-missing"
+    HWRNG_UNHEALTHY = "hwrng-unhealthy"
+    HWRNG_NOT_CREDITED = "hwrng-not-credited"
 
 
 class RuleType(Word):
@@ -152,6 +159,7 @@ class Suite(Word):
     # "rng", which the hardware RNG suite (/dev/hwrng) is nearer to.
     RNG_ALGORITHMS = "rngalg"
     PKEY = "pkey"  # public keys through keyctl pkey_* (suites/test_pkey.py)
+    RNG = "rng"
 
     @property
     def marker(self) -> str:
@@ -161,7 +169,17 @@ class Suite(Word):
 # Suites whose tests measure: under pytest-xdist they run in one worker, each alone in the
 # run (xdist_exclusive.py). "lxc" by name: that suite measures too.
 MEASURING_SUITES: frozenset[str] = frozenset(
-    {"throughput", "cryptsetup", "openssl", "cryptodev", "dmcrypt", "lxc", "rngalg", "pkey"}
+    {
+        "throughput",
+        "cryptsetup",
+        "openssl",
+        "cryptodev",
+        "dmcrypt",
+        "lxc",
+        "rngalg",
+        "pkey",
+        "rng",
+    }
 )
 XDIST_MEASURING_GROUP = "hwcrypto-measuring"
 

@@ -54,7 +54,15 @@ class ArmArch:
         every board loads (boards/base.py)."""
         # crypto_user: driver flags (KERN_DRIVER_ONLY, ALLOCATES_MEMORY) and re-ranking;
         # configs: /proc/config.gz for the kernel facts the suites read
-        return ("virtio_crypto", "crypto_user", "configs", *self.cpu_modules, *CRYPTO_TEST_MODULES)
+        # virtio_rng: the hw_random source of the virtio-rng-pci device, for the rng suite
+        return (
+            "virtio_crypto",
+            "virtio_rng",
+            "crypto_user",
+            "configs",
+            *self.cpu_modules,
+            *CRYPTO_TEST_MODULES,
+        )
 
 
 _ELF_MASK = bytes.fromhex("ffffffffffffff00fffffffffffffffffeffffff")

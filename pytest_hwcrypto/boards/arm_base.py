@@ -60,6 +60,7 @@ BASE_PACKAGES = (
     "cryptsetup-bin",
     "dmsetup",
     "openssl",
+    "rng-tools5",  # rngtest, for the rng suite
     "lxc",
     "fio",
     "kcapi-tools",

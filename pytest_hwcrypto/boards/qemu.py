@@ -82,6 +82,9 @@ QEMU_OPTIONS = (
     "cryptodev-backend-builtin,id=hwcrypto-cryptodev0",
     "-device",
     "virtio-crypto-pci,id=hwcrypto-crypto0,cryptodev=hwcrypto-cryptodev0",
+    # a hw_random source (virtio_rng.0) for the rng suite, fed by QEMU's builtin backend
+    "-device",
+    "virtio-rng-pci",
 )
 
 # Loaded up front so a test never depends on on-demand module loading inside the board:
@@ -90,6 +93,7 @@ QEMU_OPTIONS = (
 # 9p root costs a noticeable fraction of a second under TCG. Missing ones are skipped.
 GUEST_MODULES = (
     "virtio_crypto",
+    "virtio_rng",
     "aesni_intel",
     "ghash_clmulni_intel",
     "sha512_ssse3",

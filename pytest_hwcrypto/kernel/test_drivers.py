@@ -46,6 +46,16 @@ DEFAULT_PRIORITY = 50  # below the generic code's 100: nothing picks them by nam
 
 SYS_MODULE = Path("/sys/module")
 
+# The module's hw_random source and its fault modes (plain values, writable at run time),
+# with the value that means "no fault".
+RNG_SOURCE = "hwcrypto_test_rng"
+RNG_DEFAULTS: Mapping[str, str] = {
+    "rng_stuck_ones": "0",  # OR this mask into every 32-bit word
+    "rng_repeat_every": "0",  # output repeats every N bytes
+    "rng_delay_us": "0",  # sleep per read call
+    "rng_short_read": "0",  # at most N bytes per read call
+}
+
 
 class TestDriversError(RuntimeError):
     """The module is missing, or a parameter could not be read or written."""

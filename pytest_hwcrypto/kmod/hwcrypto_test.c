@@ -73,9 +73,19 @@
  *   async_reorder_swap the bug on top: the held request and the one that releases it
  *                      swap outputs, so each completion carries the other's data
  *   async_reordered    completions held back so far (write 0 to start again)
+ *
+ * A hw_random source, hwcrypto_test_rng (quality 16: low, so the core does not make it
+ * current in place of a real source, yet credited, so only its faults fail), whose output is the
+ * kernel's get_random_bytes() unless a fault is on (plain values, writable at run time):
+ *   rng_stuck_ones     OR this mask into every 32-bit word (little-endian): stuck bits
+ *   rng_repeat_every   output repeats every N bytes (0: never; at most 65536)
+ *   rng_delay_us       sleep this long per read call: a slow source
+ *   rng_short_read     hand back at most N bytes per read call (0: all asked for)
  */
 
 #include <linux/delay.h>
+#include <linux/hw_random.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/version.h>
 #include <linux/workqueue.h>
@@ -811,6 +821,81 @@ static void async_stop(void)
 	kfree(flows);
 }
 
+/* --- the test hw_random source ------------------------------------------------------- */
+
+#define RNG_REPEAT_MAX 65536
+
+static unsigned int rng_stuck_ones;
+module_param(rng_stuck_ones, uint, 0644);
+MODULE_PARM_DESC(rng_stuck_ones, "OR this mask into every 32-bit word of output");
+static unsigned int rng_repeat_every;
+module_param(rng_repeat_every, uint, 0644);
+MODULE_PARM_DESC(rng_repeat_every, "output repeats every N bytes (0: never)");
+static unsigned int rng_delay_us;
+module_param(rng_delay_us, uint, 0644);
+MODULE_PARM_DESC(rng_delay_us, "sleep per read call, microseconds");
+static unsigned int rng_short_read;
+module_param(rng_short_read, uint, 0644);
+MODULE_PARM_DESC(rng_short_read, "at most N bytes per read call (0: all)");
+
+static u8 *rng_pattern;		/* the repeated output, filled once */
+static unsigned int rng_position;	/* where the repeat is, under the core's reading_mutex */
+
+static int test_rng_read(struct hwrng *rng, void *data, size_t max, bool wait)
+{
+	unsigned int period = min_t(unsigned int, READ_ONCE(rng_repeat_every), RNG_REPEAT_MAX);
+	unsigned int short_read = READ_ONCE(rng_short_read);
+	unsigned int stuck = READ_ONCE(rng_stuck_ones);
+	unsigned int delay = READ_ONCE(rng_delay_us);
+	u8 *out = data;
+	size_t i;
+
+	if (short_read && max > short_read)
+		max = short_read;
+	if (delay)
+		usleep_range(delay, delay + delay / 8 + 1);
+	if (period) {
+		for (i = 0; i < max; i++) {
+			rng_position %= period;
+			out[i] = rng_pattern[rng_position++];
+		}
+	} else {
+		get_random_bytes(out, max);
+	}
+	if (stuck) {
+		/* byte i of the output is byte (i % 4) of a little-endian word */
+		for (i = 0; i < max; i++)
+			out[i] |= (stuck >> (8 * (i % 4))) & 0xff;
+	}
+	return max;
+}
+
+static struct hwrng test_rng = {
+	.name = "hwcrypto_test_rng",
+	.read = test_rng_read,
+	.quality = 16,
+};
+
+static int test_rng_start(void)
+{
+	int err;
+
+	rng_pattern = kmalloc(RNG_REPEAT_MAX, GFP_KERNEL);
+	if (!rng_pattern)
+		return -ENOMEM;
+	get_random_bytes(rng_pattern, RNG_REPEAT_MAX);
+	err = hwrng_register(&test_rng);
+	if (err)
+		kfree(rng_pattern);
+	return err;
+}
+
+static void test_rng_stop(void)
+{
+	hwrng_unregister(&test_rng);
+	kfree(rng_pattern);
+}
+
 /* --- registration --------------------------------------------------------------------- */
 
 static int __init hwcrypto_test_init(void)
@@ -843,8 +928,13 @@ static int __init hwcrypto_test_init(void)
 	err = crypto_register_skcipher(&async_alg);
 	if (err)
 		goto undo_async;
+	err = test_rng_start();
+	if (err)
+		goto undo_async_alg;
 	return 0;
 
+undo_async_alg:
+	crypto_unregister_skcipher(&async_alg);
 undo_async:
 	async_stop();
 undo_sha256:
@@ -858,6 +948,7 @@ undo_cbc:
 
 static void __exit hwcrypto_test_exit(void)
 {
+	test_rng_stop();
 	crypto_unregister_skcipher(&async_alg);
 	async_stop();
 	crypto_unregister_shash(&sha256_alg);

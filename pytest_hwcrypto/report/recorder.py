@@ -32,6 +32,7 @@ class ResultsRecorder:
     kernel: dict[str, Any] = field(default_factory=dict)
     inventory: list[dict[str, Any]] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
+    hwrng: dict[str, Any] | None = None  # hw_random's sources (kernel/hwrng.py), when read
     _measurements: list[Measurement] = field(default_factory=list)
     _findings: list[Finding] = field(default_factory=list)
     _verdicts: list[Verdict] = field(default_factory=list)
@@ -86,6 +87,7 @@ class ResultsRecorder:
                 findings=list(self._findings),
                 verdicts=list(self._verdicts),
                 environment=dict(self.environment),
+                extra={} if self.hwrng is None else {"hwrng": dict(self.hwrng)},
             )
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +106,7 @@ class ResultsRecorder:
                 if self.environment.get(key) is None:
                     self.environment[key] = value
             self.inventory = _union_inventory(self.inventory, worker.inventory)
+            self.hwrng = self.hwrng or worker.extra.get("hwrng")
             self._measurements.extend(worker.measurements)
             self._findings.extend(f for f in worker.findings if f not in self._findings)
             self._verdicts.extend(worker.verdicts)

@@ -173,3 +173,10 @@ def test_build_output_is_passed_on_and_its_end_kept_for_an_error() -> None:
     tail = arm_rootfs._follow(lines, said.append, "qemu-arm64")
     assert said[0] == "qemu-arm64: pip line 0" and len(said) == 40
     assert tail == [f"pip line {n}" for n in range(40 - arm_rootfs.TAIL_LINES, 40)]
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHES))
+def test_the_board_loads_the_driver_of_its_virtio_rng(arch: str) -> None:
+    # QEMU gives each ARM board a virtio-rng-pci; without its driver loaded the rng
+    # suite finds no hw_random source and skips
+    assert "virtio_rng" in ARCHES[arch].guest_modules

@@ -117,3 +117,19 @@ def test_environment_and_detectable_drop_validate_and_bad_values_do_not() -> Non
     found = errors(bad)
     assert len(found) == 3, found
     assert errors({"measurements": []}) == ["[]: 'schema' is a required property"]
+
+
+def test_hwrng_sources_and_their_measurements_validate() -> None:
+    from pytest_hwcrypto.kernel.hwrng import parse_hw_random
+
+    state = parse_hw_random("virtio_rng.0 hwcrypto_test_rng\n", "virtio_rng.0\n", "1000\n")
+    results = Results(
+        measurements=[Measurement("hwrng", "hwrng", "virtio_rng.0", None, 4096, "read", 5e6)],
+        extra={"hwrng": state.to_json()},
+    )
+    document = results.to_json()
+    assert errors(document) == []
+    assert Results.from_json(document, "r.json").extra["hwrng"]["current"] == "virtio_rng.0"
+    document["hwrng"]["quality"] = 2048  # above the kernel's scale
+    document["hwrng"]["available"] = "virtio_rng.0"  # not a list
+    assert len(errors(document)) == 2

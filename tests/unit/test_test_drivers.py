@@ -123,6 +123,7 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
     source = (kmod / "hwcrypto_test.c").read_text()
     declared = dict(re.findall(r"module_param\((\w+), \w+, (0\d+)\);", source))
     declared |= dict(re.findall(r"module_param_cb\((\w+), &\w+, NULL, (0\d+)\);", source))
+    declared = {name: mode for name, mode in declared.items() if not name.startswith("rng_")}
     assert set(declared) == {
         "async_flows",
         "async_latency_us",
@@ -144,6 +145,19 @@ def test_the_asynchronous_drivers_parameters_are_in_the_readme_table() -> None:
     assert set(rows) == set(declared)
     for name, mode in declared.items():
         assert ("(load time)" in rows[name]) == (mode == "0444"), name
+
+
+def test_the_test_rng_parameters_are_in_the_readme_table() -> None:
+    """The hw_random source's parameters: each declared one is in RNG_DEFAULTS, writable at
+    run time, with a row in the README."""
+    kmod = Path(test_drivers.__file__).resolve().parents[1] / "kmod"
+    source = (kmod / "hwcrypto_test.c").read_text()
+    declared = dict(re.findall(r"module_param\((rng_\w+), \w+, (0\d+)\);", source))
+    assert set(declared) == set(test_drivers.RNG_DEFAULTS)
+    assert set(declared.values()) == {"0644"}
+    readme = (kmod / "README.md").read_text().split("## Which test catches each mode")[0]
+    rows = dict(re.findall(r"^\| `(rng_\w+)` \| ([^|]+) \| [^\n]+ \(run time\) \|$", readme, re.M))
+    assert rows == {name: default for name, default in test_drivers.RNG_DEFAULTS.items()}
 
 
 # pytest_hwcrypto/kmod/README.md's table "Which test catches each mode", checked against the board
