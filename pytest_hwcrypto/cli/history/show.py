@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(MATPLOTLIB_MISSING) from None
     from pytest_hwcrypto.history.trend_html import figure_groups, render_history_html
 
+    folder = args.html.parent if str(args.html.parent) else Path(".")
+    if not folder.is_dir():  # before the judging, which takes seconds on a long history
+        raise UsageError(f"--html {args.html}: no such directory {folder}")
     topo = read_topo_order(args.repo) if args.repo is not None else None
     all_series = read_series(args.history_db, args.board)
     if args.board is not None:
