@@ -88,7 +88,8 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         code = runner.run_pytest_session_in_board(
             run.options.vm, run, args, Path(config.invocation_params.dir), sys.stdout
         )
-        run_output.add_board_run_to_history(run, results_path, sys.stdout)
+        if run_output.add_board_run_to_history(run, results_path, sys.stdout) and code == 0:
+            code = pytest.ExitCode.TESTS_FAILED  # --hwcrypto-history-gate: a new drop
     return code
 
 
@@ -146,7 +147,7 @@ class HwcryptoPlugin:
             from pytest_hwcrypto.report.lava import Outcomes
 
             self.outcomes = Outcomes()
-        self.history_line: str | None = None  # --hwcrypto-history: what became of the run
+        self.history_lines: list[str] = []  # --hwcrypto-history: what became of the run
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -189,7 +190,7 @@ class HwcryptoPlugin:
         run_output.write_results(session.config, self.run)
         if self.outcomes is not None and self.run.options.kcidb:
             run_output.write_kcidb(session.config, self.run, self.outcomes)
-        self.history_line = run_output.add_to_history(session.config, self.run)
+        self.history_lines = run_output.add_to_history(session, self.run)
         exclusive.remove_lock(session.config)
         from pytest_hwcrypto import fixtures
 
@@ -214,8 +215,8 @@ class HwcryptoPlugin:
         from pytest_hwcrypto import run_output
 
         run_output.terminal_summary(terminalreporter, config, self.run)
-        if self.history_line:
-            terminalreporter.write_line(self.history_line)
+        for line in self.history_lines:
+            terminalreporter.write_line(line)
         if self.lava and self.outcomes is not None:
             run_output.report_to_lava(terminalreporter, config, self.run, self.outcomes)
 

@@ -235,13 +235,18 @@ def write_kcidb(config: pytest.Config, run: HwcryptoRun, outcomes: LavaOutcomes)
         warnings.warn(pytest.PytestWarning(f"--hwcrypto-kcidb {path}: {error}"), stacklevel=1)
 
 
-def add_to_history(config: pytest.Config, run: HwcryptoRun) -> str | None:
+def add_to_history(session: pytest.Session, run: HwcryptoRun) -> list[str]:
     """--hwcrypto-history: add this session's run to the history database, by the
     controller (inside a board nobody: the host session adds the board's run,
-    add_board_run_to_history). The line saying what happened, for the terminal summary."""
+    add_board_run_to_history), and with --hwcrypto-history-gate judge its board's history:
+    a new drop fails the session. The lines saying what happened, for the summary."""
+    config = session.config
     if hasattr(config, "workerinput") or inside_board() or not run.options.history:
-        return None
-    return history_line(recorder(run).results(), "this session", run.options.history)
+        return []
+    lines, failed = _add_and_judge(recorder(run).results(), "this session", run)
+    if failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return lines
 
 
 def board_history_args(run: HwcryptoRun, args: list[str], scratch: Path) -> tuple[list[str], Path]:
@@ -253,21 +258,54 @@ def board_history_args(run: HwcryptoRun, args: list[str], scratch: Path) -> tupl
     return [*args, f"--hwcrypto-json={path}"], path
 
 
-def add_board_run_to_history(run: HwcryptoRun, results_path: Path, stream: Any) -> None:
-    """After a board session: its results file into the history database."""
+def add_board_run_to_history(run: HwcryptoRun, results_path: Path, stream: Any) -> bool:
+    """After a board session: its results file into the history database, and the gate
+    judged (--hwcrypto-history-gate). True when the gate fails the session."""
     from pytest_hwcrypto.model.results import ResultsError, load_results
 
     try:
         results = load_results(results_path)
     except ResultsError as error:
         stream.write(f"hwcrypto: --hwcrypto-history: the board's run has no results: {error}\n")
-        return
-    stream.write(history_line(results, str(results_path), str(run.options.history)) + "\n")
+        return bool(run.options.history_gate)
+    lines, failed = _add_and_judge(results, str(results_path), run)
+    stream.write("".join(line + "\n" for line in lines))
+    return failed
 
 
-def history_line(results: Results, name: str, database: str) -> str:
+def _add_and_judge(results: Results, name: str, run: HwcryptoRun) -> tuple[list[str], bool]:
+    """The run added, and the gate's lines and verdict when it is on. A gate that cannot
+    judge (run not added, no Otava) fails: it was asked to keep bad kernels out."""
+    database = str(run.options.history)
+    line, board = history_line(results, name, database)
+    if not run.options.history_gate:
+        return [line], False
+    if board is None:
+        return [line, "hwcrypto: history gate: FAILED, the run is not in the history"], True
+    gate_line, failed = judge_gate(database, board, run.options.max_drop)
+    return [line, *gate_line], failed
+
+
+def judge_gate(database: str, board: str, max_drop: float) -> tuple[list[str], bool]:
+    """--hwcrypto-history-gate: the board's history judged as `hwcrypto history detect`
+    judges it (history/judge.py), kernels in release order."""
+    from pytest_hwcrypto.history.judge import gate_verdict, judge_history
+    from pytest_hwcrypto.history.store import Store, StoreError
+    from pytest_hwcrypto.usage import UsageError
+
+    try:
+        with Store(database, create=False) as store:
+            series = store.series(board, samples=False)
+        verdict = gate_verdict(judge_history(series, None, max_drop), board, max_drop)
+    except (StoreError, UsageError) as error:
+        return [f"hwcrypto: history gate: FAILED, not judged: {error}"], True
+    return list(verdict.lines), verdict.failed
+
+
+def history_line(results: Results, name: str, database: str) -> tuple[str, str | None]:
     """Add a run's results to `database`; the one line saying what happened (an error
-    included: the tests' outcome stays what decides the session)."""
+    included: the tests' outcome stays what decides the session), and the run's board
+    (None: not added)."""
     import datetime
 
     from pytest_hwcrypto.history.ingest import IngestError, from_results
@@ -279,14 +317,14 @@ def history_line(results: Results, name: str, database: str) -> str:
         with Store(database) as store:
             added = store.add(ingested)
     except (IngestError, StoreError) as error:
-        return f"hwcrypto: --hwcrypto-history: run not added: {error}"
+        return f"hwcrypto: --hwcrypto-history: run not added: {error}", None
     run = ingested.run
     return (
         f"hwcrypto: run {run.run_id[:12]} (board {run.board}, kernel {run.kernel.label()}, "
         f"{len(ingested.series)} series) "
         + ("added to " if added else "already in ")
         + redact(database)
-    )
+    ), run.board
 
 
 def merge_worker_results(run: HwcryptoRun, node: Any) -> None:

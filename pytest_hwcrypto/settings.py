@@ -459,6 +459,16 @@ class Options:
         "DB",
         in_profile=False,
     )
+    history_gate: bool = _setting(
+        "with --hwcrypto-history: after the run is added, judge its board's history "
+        "(as `hwcrypto history detect`) and fail the session when the newest kernel is a "
+        "change point with a drop beyond --hwcrypto-max-drop",
+        parse_bool,
+        "BOOL",
+        False,
+        flag=True,
+        in_profile=False,
+    )
 
     def chooses(self, algorithm: str | None) -> bool:
         """Is `algorithm` to be tested? Every one is without --hwcrypto-algorithm; None (a

@@ -2,7 +2,7 @@
 """`hwcrypto history detect`: which kernel made a series of the history worse.
 
 Reads every series of the history (one board or all), puts each in kernel order, asks
-history/changes.py for its change points, and prints a table per board. Exit 1 when a
+history/judge.py for its change points, and prints a table per board. Exit 1 when a
 drop beyond --max-drop is new with the newest kernel (the runs CI just added made the
 detector name it), 0 otherwise: older changes are history, reported but already known.
 """
@@ -16,15 +16,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from pytest_hwcrypto.cli.exits import EXIT_FAIL, EXIT_OK
-from pytest_hwcrypto.history.changes import (
-    Change,
-    ChangeKind,
-    SeriesChanges,
-    driver_handovers,
-    series_changes,
-)
-from pytest_hwcrypto.history.model import KernelIdentity, Point, Series, SeriesKey
-from pytest_hwcrypto.history.order import left_out_line, order_points, read_topo_order
+from pytest_hwcrypto.history.changes import Change, ChangeKind, SeriesChanges
+from pytest_hwcrypto.history.judge import judge_history, series_label
+from pytest_hwcrypto.history.model import KernelIdentity, Series
+from pytest_hwcrypto.history.order import left_out_line, read_topo_order
 from pytest_hwcrypto.usage import UsageError
 from pytest_hwcrypto.verdict.compare import parse_fraction
 from pytest_hwcrypto.vocabulary import DEFAULT_MAX_DROP
@@ -92,56 +87,23 @@ def run(args: argparse.Namespace, reader: SeriesReader | None = None) -> int:
     if not all_series:
         where = f" of board {args.board}" if args.board else ""
         raise UsageError(f"--history-db {args.history_db or '(default)'}: no series{where}")
-    verdicts: list[SeriesChanges] = []
-    handovers: list[Change] = []
-    left_out: list[Point] = []
-    for board in sorted({s.key.board for s in all_series}):
-        ordered: dict[SeriesKey, Sequence[Point]] = {}
-        for series in sorted((s for s in all_series if s.key.board == board), key=_series_sort):
-            placed = order_points(series.points, topo)
-            left_out.extend(placed.left_out)
-            ordered[series.key] = placed.points
-            verdicts.append(series_changes(series, placed.points, max_drop))
-        handovers.extend(driver_handovers(ordered, max_drop))
+    judgement = judge_history(all_series, topo, max_drop)
+    verdicts = judgement.verdicts
+    changes = list(judgement.changes)
     if args.repo is not None:
-        line = left_out_line(left_out, args.repo)
+        line = left_out_line(judgement.left_out, args.repo)
         if line:
             print(line)
-    changes = [c for v in verdicts for c in v.changes] + handovers
     for board in sorted({v.key.board for v in verdicts}):
         _print_board(
             board,
             [v for v in verdicts if v.key.board == board],
             [c for c in changes if c.key.board == board],
         )
-    failing_now = [c for c in changes if c.failing and c.newest]
+    failing_now = judgement.failing_now
     if args.emit_ab is not None:
         _emit_ab(args.emit_ab, failing_now or [c for c in changes if c.failing], max_drop)
     return EXIT_FAIL if failing_now else EXIT_OK
-
-
-def _series_sort(series: Series) -> tuple[str, ...]:
-    key = series.key
-    return (
-        key.path,
-        key.algorithm,
-        key.driver or "",
-        str(key.key_bits),
-        str(key.block_size),
-        key.op,
-    )
-
-
-def series_label(key: SeriesKey) -> str:
-    parts = [key.path, key.algorithm, key.driver or "(by name)"]
-    if key.key_bits is not None:
-        parts.append(f"{key.key_bits}-bit")
-    if key.block_size is not None:
-        parts.append(f"{key.block_size} B")
-    parts.append(key.op)
-    if key.concurrency is not None:
-        parts.append(f"x{key.concurrency}")
-    return " ".join(parts)
 
 
 def change_line(change: Change) -> str:
