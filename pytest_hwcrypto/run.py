@@ -160,6 +160,12 @@ def build_run(
     )
     if inside_board(environ):
         settings["vm"] = Resolved(None, "inside a virtual board")
+    elif enabled and settings["history_gate"].value and not settings["history"].value:
+        # a gate with no history to judge would pass every session and say nothing
+        raise SettingError(
+            f"--hwcrypto-history-gate ({settings['history_gate'].source}): needs "
+            "--hwcrypto-history=DB, the history it judges the session's run against"
+        )
     baseline = load_baseline(settings["baseline"]) if enabled else None
     return HwcryptoRun(
         options=Options.from_resolved(settings),

@@ -155,3 +155,12 @@ def test_under_a_board_the_host_judges_the_boards_run(
         assert lines[1:] == [
             "hwcrypto: history gate (board uml, max-drop 5%): passed, 1 series judged, no new drop"
         ]
+
+
+def test_a_gate_without_a_history_is_one_usage_line(pytester: pytest.Pytester) -> None:
+    """A gate with nothing to judge would pass every session without a word."""
+    result = pytester.runpytest_subprocess("--hwcrypto", "--hwcrypto-history-gate")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--hwcrypto-history-gate (command line): needs --hwcrypto-history=DB*"]
+    )
