@@ -34,6 +34,33 @@ class SpeedSample:
         return self.bytes * 1e9 / self.nanoseconds if self.nanoseconds else 0.0
 
 
+@dataclass(frozen=True)
+class BoundRefcnt:
+    """The `bound NAME BEFORE AFTER` line of `speed`: the driver's /proc/crypto refcnt
+    before the bind and with the request socket open (-1: not listed then)."""
+
+    driver: str
+    before: int
+    after: int
+
+    @property
+    def rose(self) -> bool:
+        """The kernel took a reference on this very driver: it is the one that serves."""
+        return self.after > max(self.before, 0)
+
+
+def parse_bound_line(text: str) -> BoundRefcnt | None:
+    """The `bound` line of `hwcrypto-helper speed` output; None without one (pure)."""
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0] == "bound":
+            try:
+                return BoundRefcnt(words[1], int(words[2]), int(words[3]))
+            except ValueError:
+                return None
+    return None
+
+
 def parse_speed_output(text: str) -> tuple[list[SpeedSample], SpeedSample | None]:
     """The `sample` lines of `hwcrypto-helper speed` and its `done` total (pure)."""
     samples: list[SpeedSample] = []
