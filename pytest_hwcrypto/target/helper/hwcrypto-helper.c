@@ -10,6 +10,7 @@
  *   hwcrypto-helper skcipher NAME enc|dec KEY IV [--binary] < data  stdin through the cipher
  *   hwcrypto-helper batch [FILE]      one request a line (default stdin), one answer a line:
  *       hash NAME DATA                  ->  ok DIGEST
+ *       hash NAME KEY DATA              ->  ok DIGEST  (a keyed hash: hmac, cmac)
  *       skcipher NAME enc|dec KEY IV DATA ->  ok OUTPUT
  *     every field in hex ("-" for empty); a failed request answers "error ERRNO WHAT"
  *   hwcrypto-helper speed hash|skcipher NAME BYTES SECONDS [KEY [IV]]
@@ -347,10 +348,13 @@ static void batch_line(char *line)
 	if (!count)
 		return;
 	is_hash = strcmp(fields[0], "hash") == 0;
-	if (is_hash ? count != 3 : (count != 6 || strcmp(fields[0], "skcipher") != 0)) {
+	if (is_hash ? (count != 3 && count != 4)
+		    : (count != 6 || strcmp(fields[0], "skcipher") != 0)) {
 		printf("error %d malformed request\n", EINVAL);
 		return;
 	}
+	if (is_hash && count == 4)
+		key_length = unhex(fields[2], &key);
 	if (!is_hash) {
 		encrypt = strcmp(fields[2], "enc") == 0;
 		key_length = unhex(fields[3], &key);
@@ -362,7 +366,8 @@ static void batch_line(char *line)
 		goto out;
 	}
 	out = malloc((size_t)length + MAX_DIGEST);
-	tfm = bind_transform(is_hash ? "hash" : "skcipher", fields[1], key, (size_t)key_length);
+	tfm = bind_transform(is_hash ? "hash" : "skcipher", fields[1], key_length ? key : NULL,
+			     (size_t)key_length);
 	if (tfm < 0) {
 		printf("error %d bind %s\n", -tfm, fields[1]);
 		goto out;
