@@ -152,3 +152,22 @@ def test_throughput_from_the_host_over_ssh(board: BusyboxBoard, tmp_path: Path) 
     # Every measurement carries the board-side proof of the driver that served it.
     assert all("refcnt rose" in m["evidence"] for m in measured), measured[0]["evidence"]
     assert {m["block_size"] for m in measured} == {16, 4096}
+
+
+def test_correctness_from_the_host_over_ssh(board: BusyboxBoard, tmp_path: Path) -> None:
+    xml = tmp_path / "correctness.xml"
+    done = run_suite(
+        board,
+        board.ssh_target,
+        tmp_path / "correctness.json",
+        "--hwcrypto-suite=correctness",
+        "--hwcrypto-algorithm=cbc(aes),sha256",
+        f"--junitxml={xml}",
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    # Known answers and fuzz cases of both kinds of driver, all answered by one batch.
+    report = xml.read_text()
+    assert 'name="test_known_answer[cbc(aes):cbc-aes-aesni:' in report
+    assert 'name="test_differential[sha256:sha256-generic:fuzz#0]"' in report
+    assert 'name="hwcrypto.correctness.board_batch" value="' in report
+    assert 'failures="0"' in report
