@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
 # The suites a host-driven run has ported so far; the others skip on a target, saying so,
 # rather than measure the host's kernel under the board's name.
-TARGET_SUITES = frozenset({Suite.INVENTORY})
+TARGET_SUITES = frozenset({Suite.INVENTORY, Suite.THROUGHPUT, Suite.CORRECTNESS})
 TARGET_EVIDENCE_NOTE = (
     "host-driven run: sysfs devices and crypto_user flags are not read from the board yet"
 )
@@ -130,17 +130,7 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
     kernel says of its drivers (crypto_user flags, modules bound to devices), then names."""
     session = target_session(run) if run.inventory is None else None
     if session is not None:
-        algs = parse_proc_crypto(
-            session.proc_crypto, f"{session.transport.describe()} /proc/crypto"
-        )
-        overrides = run.profile.classify if run.profile is not None else ()
-        live = LiveFacts(notes=(TARGET_EVIDENCE_NOTE,))
-        run.inventory = build_inventory(
-            algs,
-            overrides=overrides,
-            live=live,
-            selftest_failures=selftest_failures(kernel_log(run)),
-        )
+        run.inventory = target_inventory(run, session, session.proc_crypto)
     if run.inventory is None:
         try:
             algs = read_proc_crypto(PROC_CRYPTO)
@@ -149,6 +139,18 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
         else:
             run.inventory = classified(run, algs)
     return run.inventory
+
+
+def target_inventory(run: HwcryptoRun, session: TargetSession, text: str) -> list[InventoryEntry]:
+    """The board's /proc/crypto `text` classed as `inventory` classes the host's."""
+    algs = parse_proc_crypto(text, f"{session.transport.describe()} /proc/crypto")
+    overrides = run.profile.classify if run.profile is not None else ()
+    return build_inventory(
+        algs,
+        overrides=overrides,
+        live=LiveFacts(notes=(TARGET_EVIDENCE_NOTE,)),
+        selftest_failures=selftest_failures(kernel_log(run)),
+    )
 
 
 def classified(run: HwcryptoRun, algs: Sequence[CryptoAlg]) -> list[InventoryEntry]:

@@ -20,7 +20,9 @@ reason; the inventory suite is where those fail.
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Callable, cast
@@ -40,6 +42,8 @@ from pytest_hwcrypto.kernel.vectors import AeadVector, CipherVector, DigestVecto
 from pytest_hwcrypto.model.results import Finding
 from pytest_hwcrypto.report.recorder import ResultsRecorder
 from pytest_hwcrypto.run import HwcryptoRun, run_of
+from pytest_hwcrypto.target import correctness as on_board
+from pytest_hwcrypto.target.helper_run import BatchAnswer
 from pytest_hwcrypto.vocabulary import AlgType, FindingKind, Suite
 
 pytestmark = pytest.mark.hwcrypto_correctness
@@ -75,9 +79,15 @@ def correctness_targets(state: HwcryptoRun) -> list[CheckTarget]:
     """The drivers to check, computed once per process (every xdist worker does the same)."""
     if state.correctness_targets is None:
         selected = Suite.CORRECTNESS in state.options.suite
-        state.correctness_targets = (
-            discover_check_targets(state.options.timeout, fixtures.PROC_CRYPTO) if selected else []
-        )
+        session = fixtures.target_session(state) if selected else None
+        if session is not None:
+            state.correctness_targets = on_board.discover_board_check_targets(session)
+        else:
+            state.correctness_targets = (
+                discover_check_targets(state.options.timeout, fixtures.PROC_CRYPTO)
+                if selected
+                else []
+            )
     targets: list[CheckTarget] = state.correctness_targets
     return targets
 
@@ -102,6 +112,53 @@ def correctness_seed(
     return seed
 
 
+@pytest.fixture(scope="session")
+def board_answers(
+    hwcrypto_run: HwcryptoRun,
+    correctness_seed: RunSeed,
+    record_testsuite_property: Callable[[str, object], None],
+) -> on_board.BoardAnswers:
+    """On a target: every case of the run sent to the board's helper in one batch."""
+    session = fixtures.target_session(hwcrypto_run)
+    assert session is not None
+    targets = [
+        t for t in correctness_targets(hwcrypto_run) if hwcrypto_run.options.chooses(t.algorithm)
+    ]
+    requests: list[str] = []
+    cases = 0
+    for target in targets:
+        for vector in vectors.known_answers(target.algorithm):
+            line = on_board.vector_request(target, vector)
+            requests += [line] if line else []
+            cases += line is not None
+        for index in range(hwcrypto_run.options.fuzz_iterations):
+            case, expected = case_and_expected(target.algorithm, index, correctness_seed.value)
+            lines = on_board.case_requests(target, case, expected)
+            requests += lines
+            cases += bool(lines)
+    answers = on_board.answer_all(session, requests, cases)
+    record_testsuite_property("hwcrypto.correctness.board_batch", answers.describe_cost())
+    return answers
+
+
+def board_answer(
+    board: on_board.BoardAnswers, target: CheckTarget, line: str | None, subject: str
+) -> bytes:
+    """The board's output for `line`; a skip (AEAD, failed self-test) or failure else."""
+    if line is None:
+        pytest.skip(f"{target.driver}: {on_board.NOT_ON_BOARD_AEAD}")
+    answer: BatchAnswer = board.answers[line]
+    if answer.output is not None:
+        return answer.output
+    said = f"{answer.what} failed on the board: {os.strerror(answer.errno)}"
+    if answer.errno == errno.ELIBBAD:
+        pytest.skip(f"{target.driver}: {said} (the inventory suite reports this)")
+    if answer.what.startswith("bind") and answer.errno == errno.ENOENT:
+        _fail(f"{subject}: listed at collection but cannot be bound now ({said})", "")
+    _fail(f"{subject}: {said}", "")
+    raise AssertionError("unreachable")
+
+
 # --- known answers --------------------------------------------------------------------------
 
 
@@ -110,9 +167,21 @@ def test_known_answer(
     known_answer: Vector,
     hwcrypto_afalg: fixtures.AfAlg,
     hwcrypto_results: ResultsRecorder,
+    hwcrypto_run: HwcryptoRun,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The driver reproduces a published vector."""
     subject = f"{target.driver} fails {known_answer.label} ({known_answer.direction})"
+    if hwcrypto_run.options.target is not None:
+        board: on_board.BoardAnswers = request.getfixturevalue("board_answers")
+        got = board_answer(board, target, on_board.vector_request(target, known_answer), subject)
+        if isinstance(known_answer, CipherVector):
+            want = known_answer.ciphertext if known_answer.encrypt else known_answer.plaintext
+        else:
+            assert isinstance(known_answer, DigestVector)
+            want = known_answer.digest
+        fail_on_mismatch(subject, want, got, vector_details(known_answer))
+        return
     with driver_trouble_fails(target, subject, hwcrypto_results, vector_details(known_answer)):
         if isinstance(known_answer, CipherVector):
             check_cipher_vector(hwcrypto_afalg, target, known_answer, subject)
@@ -207,6 +276,8 @@ def test_differential(
     hwcrypto_results: ResultsRecorder,
     correctness_seed: RunSeed,
     correctness_reference: CheckTarget | None,
+    hwcrypto_run: HwcryptoRun,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The driver agrees with OpenSSL on a seeded random case, every way it is submitted.
 
@@ -217,6 +288,9 @@ def test_differential(
     fails its own tests instead of every driver compared with it.
     """
     case, expected = case_and_expected(target.algorithm, case_index, correctness_seed.value)
+    if hwcrypto_run.options.target is not None:
+        run_case_on_board(request.getfixturevalue("board_answers"), target, case, expected)
+        return
     run = CaseRun(
         hwcrypto_afalg,
         target,
@@ -332,6 +406,27 @@ def run_hash_case(run: CaseRun) -> None:
         run.check("digest vs OpenSSL", run.expected, got)
         incremental = session.digest(case.data, chunks=case.chunks[:-1])
         run.check(f"incremental digest (chunks {_chunks(case)}) vs one-shot", got, incremental)
+
+
+def run_case_on_board(
+    board: on_board.BoardAnswers, target: CheckTarget, case: DifferentialCase, expected: bytes
+) -> None:
+    """The one-shot submissions of the case, answered by the board's helper."""
+    subject = f"{target.driver} fails {differential.case_id(target.algorithm, case.index)}"
+    details = f"{case.describe()}; on the board: one-shot requests only"
+    lines = on_board.case_requests(target, case, expected)
+    if not lines:
+        pytest.skip(f"{target.driver}: {on_board.NOT_ON_BOARD_AEAD}")
+    got = board_answer(board, target, lines[0], subject)
+    fail_on_mismatch(
+        f"{subject}: {'digest' if len(lines) == 1 else 'encrypt'} vs OpenSSL",
+        expected,
+        got,
+        details,
+    )
+    if len(lines) == 2:
+        back = board_answer(board, target, lines[1], subject)
+        fail_on_mismatch(f"{subject}: decrypt(encrypt(x)) != x", case.data, back, details)
 
 
 def one_shot(engine: fixtures.AfAlg, target: CheckTarget, case: DifferentialCase) -> bytes:

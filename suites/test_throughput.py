@@ -39,9 +39,11 @@ from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
 from pytest_hwcrypto.measure import tcrypt_runner
 from pytest_hwcrypto.measure.afalg_engine import AfAlgEngine
 from pytest_hwcrypto.measure.budget_excuse import overshoot_excuse
+from pytest_hwcrypto.measure.engine import Engine
 from pytest_hwcrypto.measure.load import BackgroundLoad
 from pytest_hwcrypto.measure.plan import make_plan
 from pytest_hwcrypto.measure.runner import CellRecord, ThroughputRun, run_plan
+from pytest_hwcrypto.measure.target_engine import TargetAfAlgEngine
 from pytest_hwcrypto.measure.targets import Target, algorithms, discover_targets
 from pytest_hwcrypto.model.results import (
     Finding,
@@ -127,7 +129,16 @@ def throughput(
     reason = fixtures.concurrent_measuring_reason(pytestconfig, "throughput")
     if reason is not None:
         pytest.skip(reason)
-    hwcrypto_afalg.require(AlgType.SKCIPHER)
+    session = fixtures.target_session(hwcrypto_run)
+    engine: Engine
+    if session is None:
+        hwcrypto_afalg.require(AlgType.SKCIPHER)
+        engine = AfAlgEngine(hwcrypto_afalg.timeout)
+    else:
+        # The board's helper times the requests there; host-side load would load the host.
+        if hwcrypto_run.options.load is not None:
+            pytest.skip("--hwcrypto-load: not host-driven yet (it would load this host)")
+        engine = TargetAfAlgEngine(session.helper, hwcrypto_afalg.timeout)
     block_sizes = hwcrypto_run.options.block_sizes
     load_spec = hwcrypto_run.options.load
     targets = chosen_targets(_read_inventory(hwcrypto_run), hwcrypto_run)
@@ -137,7 +148,7 @@ def throughput(
             "(load the accelerated or offload driver modules, e.g. aes_ti, aesni_intel)"
         )
     budget = hwcrypto_run.options.budget
-    if tcrypt_runner.unavailable_reason() is None:
+    if session is None and tcrypt_runner.unavailable_reason() is None:
         budget *= 1.0 - TCRYPT_BUDGET_SHARE
     ruled = {r.rule.scope.algorithm for r in collect_rules(hwcrypto_run.profile) if r.rule}
     plan = make_plan(
@@ -150,7 +161,7 @@ def throughput(
         concurrency=hwcrypto_run.options.concurrency,
     )
     with BackgroundLoad(load_spec) as load:
-        run = run_plan(plan, AfAlgEngine(hwcrypto_afalg.timeout), load=load)
+        run = run_plan(plan, engine, load=load)
     inventory = [entry.to_json() for entry in _read_inventory(hwcrypto_run)]
     suite_run = SuiteRun(run, inventory, _findings(run, inventory_items(inventory)))
     _record(hwcrypto_results, suite_run)
@@ -165,6 +176,9 @@ def chosen_targets(inventory: list[InventoryEntry], state: HwcryptoRun) -> list[
 def _read_inventory(run: HwcryptoRun) -> list[InventoryEntry]:
     """/proc/crypto now (after the run it lists the instances the run created), classed as
     the run's inventory is: one class per driver in every table of the run."""
+    session = fixtures.target_session(run)
+    if session is not None:
+        return fixtures.target_inventory(run, session, session.proc_crypto_now())
     try:
         return fixtures.classified(run, read_proc_crypto(fixtures.PROC_CRYPTO))
     except (OSError, ProcCryptoError) as error:
@@ -273,6 +287,8 @@ def summary_table(records: Sequence[CellRecord]) -> str:
 
 def test_tcrypt_in_kernel(hwcrypto_run: HwcryptoRun, hwcrypto_results: ResultsRecorder) -> None:
     """tcrypt's in-kernel speed test of the winning AES drivers (reaches masked engines)."""
+    if hwcrypto_run.options.target is not None:
+        pytest.skip("tcrypt: not host-driven yet (it loads a module on the board)")
     reason = tcrypt_runner.unavailable_reason()
     if reason is not None:
         pytest.skip(reason)

@@ -53,6 +53,10 @@ class TargetSession:
     def proc_crypto(self) -> str:
         return self.files["/proc/crypto"].decode(errors="replace")
 
+    def proc_crypto_now(self) -> str:
+        """/proc/crypto read again (after a run it lists the instances the run created)."""
+        return checked(self.transport, "cat /proc/crypto")
+
     def kernel_log(self) -> list[str]:
         """The board's kernel log; [] when dmesg cannot be read there (not root)."""
         result = self.transport.run("dmesg")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_hwcrypto.target.helper_build import compiler_for, source_hash
-from pytest_hwcrypto.target.helper_run import parse_speed_output
+from pytest_hwcrypto.target.helper_run import parse_bound_line, parse_speed_output
 from pytest_hwcrypto.target.mirror import fetch_command, parse_fetched
 from pytest_hwcrypto.target.protocol import TargetError
 
@@ -42,6 +42,25 @@ def test_speed_without_a_total_says_so() -> None:
         parse_speed_output("sample 1 16 100")[0],
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "rose"),
+    [
+        ("bound cbc-aes-aesni 2 3", True),  # a registered driver: one more reference
+        ("bound cbc(aes-generic) -1 1", True),  # a template instance created by the bind
+        ("bound cbc-aes-aesni 2 2", False),  # another driver took the bind
+        ("bound cbc(aes-generic) -1 -1", False),  # not listed even after the bind
+    ],
+)
+def test_the_bound_line_says_whether_the_driver_served(line: str, rose: bool) -> None:
+    bound = parse_bound_line(f"noise\n{line}\ndone 1 16 100\n")
+    assert bound is not None and bound.rose is rose
+    assert bound.driver == line.split()[1]
+
+
+def test_speed_output_without_a_bound_line_proves_nothing() -> None:
+    assert parse_bound_line("done 1 16 100\nbound x y z\n") is None
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,14 @@
  *   hwcrypto-helper skcipher NAME enc|dec KEY IV [--binary] < data  stdin through the cipher
  *   hwcrypto-helper batch [FILE]      one request a line (default stdin), one answer a line:
  *       hash NAME DATA                  ->  ok DIGEST
+ *       hash NAME KEY DATA              ->  ok DIGEST  (a keyed hash: hmac, cmac)
  *       skcipher NAME enc|dec KEY IV DATA ->  ok OUTPUT
  *     every field in hex ("-" for empty); a failed request answers "error ERRNO WHAT"
  *   hwcrypto-helper speed hash|skcipher NAME BYTES SECONDS [KEY [IV]]
- *       one request of BYTES at a time (one request in flight) for SECONDS, printing
- *       "sample OPS BYTES NANOSECONDS" per interval and "done OPS BYTES NANOSECONDS"
+ *       one request of BYTES at a time (one request in flight) for SECONDS (a decimal),
+ *       printing "bound NAME BEFORE AFTER" first (the /proc/crypto refcnt of the driver
+ *       NAME before the bind and once the request socket is open, -1 where not listed),
+ *       then "sample OPS BYTES NANOSECONDS" per interval and "done OPS BYTES NANOSECONDS"
  *
  * Exit status: 0 done, 1 a request failed (one-shot), 2 usage, 3 AF_ALG unavailable.
  */
@@ -151,6 +154,32 @@ static void fit_buffers(int op, size_t length)
 		if (getsockopt(op, SOL_SOCKET, options[i][0], &have, &size) == 0 && have < wanted)
 			setsockopt(op, SOL_SOCKET, options[i][1], &wanted, sizeof(wanted));
 	}
+}
+
+/*
+ * The refcnt /proc/crypto gives the entry whose driver is `driver`; -1 where none is listed.
+ * Read around the bind, it proves which driver served: the kernel takes a reference on the
+ * algorithm the transform was allocated from (the in-board engine proves it the same way).
+ */
+static long refcnt_of(const char *driver)
+{
+	FILE *listing = fopen("/proc/crypto", "r");
+	char line[256], value[200];
+	int ours = 0;
+	long refcnt = -1;
+
+	if (!listing)
+		return -1;
+	while (fgets(line, sizeof(line), listing)) {
+		if (line[0] == '\n')
+			ours = 0;
+		else if (sscanf(line, "driver : %199s", value) == 1)
+			ours = strcmp(value, driver) == 0;
+		else if (ours && sscanf(line, "refcnt : %ld", &refcnt) == 1)
+			break;
+	}
+	fclose(listing);
+	return ours ? refcnt : -1;
 }
 
 static int open_request(int tfm, size_t length)
@@ -319,10 +348,13 @@ static void batch_line(char *line)
 	if (!count)
 		return;
 	is_hash = strcmp(fields[0], "hash") == 0;
-	if (is_hash ? count != 3 : (count != 6 || strcmp(fields[0], "skcipher") != 0)) {
+	if (is_hash ? (count != 3 && count != 4)
+		    : (count != 6 || strcmp(fields[0], "skcipher") != 0)) {
 		printf("error %d malformed request\n", EINVAL);
 		return;
 	}
+	if (is_hash && count == 4)
+		key_length = unhex(fields[2], &key);
 	if (!is_hash) {
 		encrypt = strcmp(fields[2], "enc") == 0;
 		key_length = unhex(fields[3], &key);
@@ -334,7 +366,8 @@ static void batch_line(char *line)
 		goto out;
 	}
 	out = malloc((size_t)length + MAX_DIGEST);
-	tfm = bind_transform(is_hash ? "hash" : "skcipher", fields[1], key, (size_t)key_length);
+	tfm = bind_transform(is_hash ? "hash" : "skcipher", fields[1], key_length ? key : NULL,
+			     (size_t)key_length);
 	if (tfm < 0) {
 		printf("error %d bind %s\n", -tfm, fields[1]);
 		goto out;
@@ -389,7 +422,9 @@ static int speed(int argc, char **argv)
 	int is_hash, tfm, op;
 	unsigned char *key = NULL, *iv = NULL, *data, *out;
 	ssize_t key_length = 0, iv_length = 0, got;
-	long long bytes, seconds;
+	long long bytes;
+	double seconds;
+	long before;
 	int64_t start, last, now, deadline;
 	unsigned long long ops = 0, ops_at_last = 0;
 
@@ -399,7 +434,7 @@ static int speed(int argc, char **argv)
 	if (!is_hash && strcmp(argv[2], "skcipher") != 0)
 		usage();
 	bytes = atoll(argv[4]);
-	seconds = atoll(argv[5]);
+	seconds = strtod(argv[5], NULL);
 	if (bytes <= 0 || seconds <= 0)
 		usage();
 	if (argc >= 7 && (key_length = unhex(argv[6], &key)) < 0)
@@ -410,14 +445,17 @@ static int speed(int argc, char **argv)
 	out = malloc((size_t)bytes + MAX_DIGEST);
 	if (!data || !out)
 		return fail("buffers", ENOMEM);
+	before = refcnt_of(argv[3]);
 	tfm = bind_transform(argv[2], argv[3], key, (size_t)key_length);
 	if (tfm < 0)
 		return fail(argv[3], -tfm);
 	op = open_request(tfm, (size_t)bytes);
 	if (op < 0)
 		return fail(argv[3], -op);
+	printf("bound %s %ld %ld\n", argv[3], before, refcnt_of(argv[3]));
+	fflush(stdout);
 	start = last = now_ns();
-	deadline = start + seconds * 1000000000LL;
+	deadline = start + (int64_t)(seconds * 1e9);
 	do {
 		got = is_hash ? hash_request(op, data, (size_t)bytes, out)
 			      : cipher_request(op, 1, iv, (size_t)iv_length, data, (size_t)bytes,
