@@ -199,12 +199,16 @@ class CpuUsage:
     process_seconds: float = 0.0
     system_seconds: float | None = 0.0  # busy time of all CPUs, our background load excluded
     kernel_thread_seconds: float | None = None  # all kernel threads; None: not read
+    # False where nothing was read at all (a host-driven board's helper reports no CPU):
+    # then the zeros above mean "not measured", and no CPU figure may be recorded.
+    measured: bool = True
 
     def __add__(self, other: CpuUsage) -> CpuUsage:
         return CpuUsage(
             self.process_seconds + other.process_seconds,
             _sum_known(self.system_seconds, other.system_seconds),
             _sum_known(self.kernel_thread_seconds, other.kernel_thread_seconds),
+            self.measured and other.measured,
         )
 
     @property
@@ -307,3 +311,7 @@ class CpuMeter:
             except (OSError, CpuStatError):
                 continue  # ended already: its last CPU time is no longer readable
         return total
+
+
+# What a sample carries where no CPU time could be read (see CpuUsage.measured).
+CPU_NOT_MEASURED = CpuUsage(system_seconds=None, measured=False)

@@ -127,12 +127,16 @@ class CellRecord:
             ci_low=stats.ci_low,
             ci_high=stats.ci_high,
             cov=stats.cov,
-            cpu_seconds=round(self.cpu.process_seconds, 6),
-            bytes_per_cpu_second=bytes_per_cpu_second(total_bytes, self.cpu.process_seconds),
+            cpu_seconds=round(self.cpu.process_seconds, 6) if self.cpu.measured else None,
+            bytes_per_cpu_second=bytes_per_cpu_second(total_bytes, self.cpu.process_seconds)
+            if self.cpu.measured
+            else None,
             driver_class=target.driver_class,
             extra=extra,
             concurrency=self.cell.concurrency,
-            cpu_per_byte=cpu_per_byte(total_bytes, self.cpu.path_seconds),
+            cpu_per_byte=cpu_per_byte(total_bytes, self.cpu.path_seconds)
+            if self.cpu.measured
+            else None,
         )
 
 

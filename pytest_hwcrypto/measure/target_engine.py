@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Sequence
 
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
+from pytest_hwcrypto.measure.cpu import CPU_NOT_MEASURED
 from pytest_hwcrypto.measure.engine import EngineError, Evidence, Sample, Timing
 from pytest_hwcrypto.measure.targets import Target, discover_targets
 from pytest_hwcrypto.target.helper_run import (
@@ -105,7 +106,12 @@ class TargetAfAlgBound:
                 f"{self.target.driver}: not proven to serve on the board (its /proc/crypto "
                 f"refcnt went {bound.before} -> {bound.after} on bind)"
             )
-        return bound, Sample(total.operations, block_size, max(total.nanoseconds / 1e9, 1e-9))
+        return bound, Sample(
+            total.operations,
+            block_size,
+            max(total.nanoseconds / 1e9, 1e-9),
+            cpu=CPU_NOT_MEASURED,
+        )
 
     def _check_op(self, op: str) -> None:
         if op not in (Op.ENCRYPT, Op.DIGEST):
