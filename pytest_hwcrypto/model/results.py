@@ -21,7 +21,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any, Union
@@ -116,7 +116,11 @@ class Measurement:
             data["cpu_per_byte"] = self.cpu_per_byte
         if self.unit is not None:
             data["unit"] = self.unit
-        return _with_extra(data, self.extra)
+        # extra keeps what has no field: a field's name there, written where the field is
+        # None, would be read back as that field (an rng suite's extra "unit": "bytes/s"
+        # once made the session's own results file unreadable)
+        extra = {k: v for k, v in self.extra.items() if k not in _MEASUREMENT_FIELD_NAMES}
+        return _with_extra(data, extra)
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> Measurement:
@@ -151,6 +155,7 @@ class Measurement:
 
 
 RATE_UNITS = tuple(str(unit) for unit in RateUnit)
+_MEASUREMENT_FIELD_NAMES = frozenset(f.name for f in fields(Measurement)) - {"extra"}
 _MEASUREMENT_OPTIONAL_NUMBERS = ("ci_low", "ci_high", "cov", "cpu_seconds", "bytes_per_cpu_second")
 
 

@@ -125,13 +125,13 @@ def test_unknown_keys_are_preserved_on_load_and_written_back() -> None:
     assert results.to_json() == document
 
 
-def test_known_keys_win_over_extra_and_come_first() -> None:
-    measurement = Measurement(
-        "afalg", "cbc(aes)", "d", 128, 16, "encrypt", 5.0, extra={"op": "x", "z": 1}
-    )
+def test_known_keys_come_first_and_extra_cannot_shadow_them() -> None:
+    measurement = Measurement("afalg", "cbc(aes)", "d", 128, 16, "encrypt", 5.0, extra={"z": 1})
     document = measurement.to_json()
-    assert document["op"] == "encrypt"
+    assert document["op"] == "encrypt" and document["z"] == 1
     assert list(document)[:3] == ["source", "algorithm", "driver"]
+    shadowing = Measurement("afalg", "cbc(aes)", "d", 128, 16, "encrypt", 5.0, extra={"op": "x"})
+    assert shadowing.to_json()["op"] == "encrypt"
 
 
 def test_missing_optional_sections_and_nullable_keys_are_accepted() -> None:

@@ -133,3 +133,24 @@ def test_hwrng_sources_and_their_measurements_validate() -> None:
     document["hwrng"]["quality"] = 2048  # above the kernel's scale
     document["hwrng"]["available"] = "virtio_rng.0"  # not a list
     assert len(errors(document)) == 2
+
+
+def test_an_extra_named_like_an_unset_field_is_not_read_back_as_that_field() -> None:
+    """An extra key named like a field stood in for it where the field was None: the rng
+    suite's extra "unit": "bytes/s" made the session's own results file unreadable
+    (units are op/s or B/s)."""
+    from pytest_hwcrypto.model.results import Measurement, Results
+
+    measurement = Measurement(
+        "hwrng",
+        "hwrng",
+        "virtio_rng.0",
+        None,
+        4096,
+        "generate",
+        1.0,
+        extra={"unit": "bytes/s", "reads": 1},
+    )
+    document = Results(measurements=[measurement]).to_json()
+    (read,) = Results.from_json(document, "round trip").measurements
+    assert read.unit is None and read.extra == {"reads": 1}
