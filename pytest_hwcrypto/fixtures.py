@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from pytest_hwcrypto import target_run
 from pytest_hwcrypto.block import tools as block_tools
 from pytest_hwcrypto.block.volume import DEFAULT_SIZE, Volume, VolumeMaker
 from pytest_hwcrypto.container import lxc
@@ -55,71 +56,26 @@ from pytest_hwcrypto.run import (
     HwcryptoRun,
 )
 from pytest_hwcrypto.settings import Options
-from pytest_hwcrypto.target.protocol import TargetError
-from pytest_hwcrypto.target.session import TargetSession, open_transport
+from pytest_hwcrypto.target.session import TargetSession
 from pytest_hwcrypto.vocabulary import PROC_CRYPTO as PROC_CRYPTO  # patched by a board test
-from pytest_hwcrypto.vocabulary import AlgType, Suite
+from pytest_hwcrypto.vocabulary import AlgType
 from pytest_hwcrypto.xdist_exclusive import measuring_serialized
 
 if TYPE_CHECKING:
     from pytest_hwcrypto.measure.cryptodev_engine import CryptodevEngine
 
 
-# The suites a host-driven run has ported so far; the others skip on a target, saying so,
-# rather than measure the host's kernel under the board's name.
-TARGET_SUITES = frozenset({Suite.INVENTORY, Suite.THROUGHPUT, Suite.CORRECTNESS})
-TARGET_EVIDENCE_NOTE = (
-    "host-driven run: sysfs devices and crypto_user flags are not read from the board yet"
-)
-
-
-def target_session(run: HwcryptoRun) -> TargetSession | None:
-    """The board of --hwcrypto-target, connected on first use; None without a target."""
-    spec = run.options.target
-    if spec is None:
-        return None
-    if run.target is None:
-        try:
-            run.target = TargetSession(open_transport(spec, run.options.target_key))
-        except TargetError as error:
-            raise pytest.UsageError(f"--hwcrypto-target: {error}") from None
-    return run.target
-
-
-def disconnect_target(run: HwcryptoRun) -> None:
-    """Remove what the run put on the board (the helper) and close the connection."""
-    if run.target is not None:
-        run.target.close()
-        run.target = None
-
-
-def skip_suites_off_target(run: HwcryptoRun, items: Sequence[pytest.Item]) -> None:
-    """On a target, the suites not ported yet skip with their name and why."""
-    if run.options.target is None:
-        return
-    for item in items:
-        suites = {suite for suite in Suite if item.get_closest_marker(suite.marker)}
-        if suites and not suites & TARGET_SUITES:
-            names = ", ".join(sorted(suites))
-            item.add_marker(
-                pytest.mark.skip(
-                    reason=f"{names}: not host-driven yet (--hwcrypto-target runs "
-                    f"{', '.join(sorted(TARGET_SUITES))})"
-                )
-            )
-
-
 def kernel_log(run: HwcryptoRun) -> list[str]:
     """The kernel's log of the kernel under test: this one's (/dev/kmsg; [] without root),
     or the target's dmesg. The self-test failures the inventory and its suite read; a
     module-level function so a test can replace it."""
-    session = target_session(run)
+    session = target_run.target_session(run)
     return session.kernel_log() if session is not None else read_kernel_log()
 
 
 def kernel_facts(run: HwcryptoRun) -> KernelFacts:
     if run.kernel_facts is None:
-        session = target_session(run)
+        session = target_run.target_session(run)
         run.kernel_facts = session.kernel if session is not None else gather_kernel_facts()
     return run.kernel_facts
 
@@ -128,7 +84,7 @@ def inventory(run: HwcryptoRun) -> list[InventoryEntry]:
     """The /proc/crypto inventory, read once per run (also at collection time), classed as
     `hwcrypto inventory` classes it: the board profile's [[classify]], then what this
     kernel says of its drivers (crypto_user flags, modules bound to devices), then names."""
-    session = target_session(run) if run.inventory is None else None
+    session = target_run.target_session(run) if run.inventory is None else None
     if session is not None:
         run.inventory = target_inventory(run, session, session.proc_crypto)
     if run.inventory is None:
@@ -148,7 +104,7 @@ def target_inventory(run: HwcryptoRun, session: TargetSession, text: str) -> lis
     return build_inventory(
         algs,
         overrides=overrides,
-        live=LiveFacts(notes=(TARGET_EVIDENCE_NOTE,)),
+        live=LiveFacts(notes=(target_run.TARGET_EVIDENCE_NOTE,)),
         selftest_failures=selftest_failures(kernel_log(run)),
     )
 

@@ -101,12 +101,12 @@ def pytest_configure(config: pytest.Config) -> None:
     run = config.stash[RUN_KEY]
     if not run.enabled:
         return
-    from pytest_hwcrypto import fixtures
+    from pytest_hwcrypto import fixtures, target_run
 
     if not hasattr(config, "workerinput"):  # once per run: the controller, not each worker
         run.swept = sweep_leftovers()
         # A target that cannot be reached is one line now, before anything is collected.
-        fixtures.target_session(run)
+        target_run.target_session(run)
     config.pluginmanager.register(HwcryptoPlugin(run), PLUGIN_NAME)
     exclusive.take_turns(config)
     config.pluginmanager.register(fixtures, FIXTURES_NAME)
@@ -162,9 +162,9 @@ class HwcryptoPlugin:
         if deselected:
             config.hook.pytest_deselected(items=deselected)
             items[:] = selected
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import target_run
 
-        fixtures.skip_suites_off_target(self.run, items)
+        target_run.skip_suites_off_target(self.run, items)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
@@ -192,9 +192,9 @@ class HwcryptoPlugin:
             run_output.write_kcidb(session.config, self.run, self.outcomes)
         self.history_lines = run_output.add_to_history(session, self.run)
         exclusive.remove_lock(session.config)
-        from pytest_hwcrypto import fixtures
+        from pytest_hwcrypto import target_run
 
-        fixtures.disconnect_target(self.run)
+        target_run.disconnect_target(self.run)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

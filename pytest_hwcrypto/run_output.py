@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_hwcrypto import fixtures
+from pytest_hwcrypto import fixtures, target_run
 from pytest_hwcrypto.fixtures import kernel_facts, recorder
 from pytest_hwcrypto.kernel.classify import is_offload
 from pytest_hwcrypto.kernel.test_drivers import MODULE_NAME as TEST_DRIVERS_MODULE_NAME
@@ -61,7 +61,7 @@ def report_header(run: HwcryptoRun) -> list[str]:
             f"hwcrypto: only algorithms {', '.join(run.options.algorithm)} "
             f"({run.sources.get('algorithm', 'default')}); the other algorithms are not tested"
         )
-    session = fixtures.target_session(run)
+    session = target_run.target_session(run)
     if session is not None:
         lines.insert(0, session.header_line())
     elif not fixtures.PROC_CRYPTO.exists():  # fixtures' name: a board test patches it

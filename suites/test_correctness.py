@@ -29,7 +29,7 @@ from typing import Callable, cast
 
 import pytest
 
-from pytest_hwcrypto import fixtures
+from pytest_hwcrypto import fixtures, target_run
 from pytest_hwcrypto.bytes_diff import hex_preview, mismatch_message
 from pytest_hwcrypto.kernel import afalg, differential, vectors
 from pytest_hwcrypto.kernel.check_targets import (
@@ -79,7 +79,7 @@ def correctness_targets(state: HwcryptoRun) -> list[CheckTarget]:
     """The drivers to check, computed once per process (every xdist worker does the same)."""
     if state.correctness_targets is None:
         selected = Suite.CORRECTNESS in state.options.suite
-        session = fixtures.target_session(state) if selected else None
+        session = target_run.target_session(state) if selected else None
         if session is not None:
             state.correctness_targets = on_board.discover_board_check_targets(session)
         else:
@@ -119,7 +119,7 @@ def board_answers(
     record_testsuite_property: Callable[[str, object], None],
 ) -> on_board.BoardAnswers:
     """On a target: every case of the run sent to the board's helper in one batch."""
-    session = fixtures.target_session(hwcrypto_run)
+    session = target_run.target_session(hwcrypto_run)
     assert session is not None
     targets = [
         t for t in correctness_targets(hwcrypto_run) if hwcrypto_run.options.chooses(t.algorithm)

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from pytest_hwcrypto import fixtures
+from pytest_hwcrypto import fixtures, target_run
 from pytest_hwcrypto.fixtures import AfAlg
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
 from pytest_hwcrypto.kernel.procfs import ProcCryptoError, read_proc_crypto
@@ -129,7 +129,7 @@ def throughput(
     reason = fixtures.concurrent_measuring_reason(pytestconfig, "throughput")
     if reason is not None:
         pytest.skip(reason)
-    session = fixtures.target_session(hwcrypto_run)
+    session = target_run.target_session(hwcrypto_run)
     engine: Engine
     if session is None:
         hwcrypto_afalg.require(AlgType.SKCIPHER)
@@ -176,7 +176,7 @@ def chosen_targets(inventory: list[InventoryEntry], state: HwcryptoRun) -> list[
 def _read_inventory(run: HwcryptoRun) -> list[InventoryEntry]:
     """/proc/crypto now (after the run it lists the instances the run created), classed as
     the run's inventory is: one class per driver in every table of the run."""
-    session = fixtures.target_session(run)
+    session = target_run.target_session(run)
     if session is not None:
         return fixtures.target_inventory(run, session, session.proc_crypto_now())
     try:
