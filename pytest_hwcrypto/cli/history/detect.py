@@ -41,11 +41,8 @@ def read_series(history_db: str | None, board: str | None) -> list[Series]:
         raise UsageError(str(error)) from None
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "detect",
-        help="change points over the history: which kernel made a series faster or slower",
-    )
+def add_series_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every subcommand that judges the stored series (detect, show)."""
     parser.add_argument(
         "--history-db",
         metavar="DB",
@@ -60,6 +57,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="kernel git tree: order kernels by its commits (git rev-list --topo-order) "
         "instead of by release",
     )
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "detect",
+        help="change points over the history: which kernel made a series faster or slower",
+    )
+    add_series_arguments(parser)
     parser.add_argument(
         "--max-drop",
         default=f"{DEFAULT_MAX_DROP:.0%}",

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_hwcrypto.cli.exits import EXIT_OK
-from pytest_hwcrypto.cli.history.detect import read_series
+from pytest_hwcrypto.cli.history.detect import add_series_arguments, read_series
 from pytest_hwcrypto.history.judge import judge_history
 from pytest_hwcrypto.history.order import left_out_line, read_topo_order
 from pytest_hwcrypto.usage import UsageError
@@ -32,20 +32,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "show",
         help="per-series trends over kernels with the change points marked, as HTML",
     )
-    parser.add_argument(
-        "--history-db",
-        metavar="DB",
-        help="the history: an SQLite file or postgresql://... (default: "
-        "hwcrypto-history.sqlite here, as `hwcrypto history add`)",
-    )
-    parser.add_argument("--board", help="only this board's series")
-    parser.add_argument(
-        "--repo",
-        type=Path,
-        metavar="PATH",
-        help="kernel git tree: order kernels by its commits (git rev-list --topo-order) "
-        "instead of by release",
-    )
+    add_series_arguments(parser)
     parser.add_argument(
         "--max-drop",
         default=f"{DEFAULT_MAX_DROP:.0%}",
