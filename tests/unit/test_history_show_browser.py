@@ -5,9 +5,6 @@ screenshot shows the runs (blue) and a drop beyond max-drop (red)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import matplotlib.image
@@ -16,60 +13,13 @@ import pytest
 
 from pytest_hwcrypto.cli import main
 from pytest_hwcrypto.cli.exits import EXIT_OK
+from tests.browser import chromium, elements, needs_chromium
 from tests.history_runs import build_history
 
 pytest.importorskip("otava", reason="the history extra (apache-otava) is not installed")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium not installed: apt-get install chromium (.ci/setup does)"
-)
+pytestmark = needs_chromium
 POINT_BLUE = (0x1F, 0x77, 0xB4)  # history/trend_plots.py
 DROP_RED = (0xD6, 0x27, 0x28)
-
-
-class _Elements(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables = 0
-        self.rows = 0
-        self.images: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table":
-            self.tables += 1
-        elif tag == "tr":
-            self.rows += 1
-        elif tag == "img":
-            self.images.append(dict(attrs).get("src") or "")
-
-
-def _elements(markup: str) -> _Elements:
-    parser = _Elements()
-    parser.feed(markup)
-    return parser
-
-
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +33,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_rendered_dom_holds_every_figure_and_table(page: Path, tmp_path: Path) -> None:
-    source = _elements(page.read_text())
-    rendered = _elements(_chromium(tmp_path / "profile", "--dump-dom", page.as_uri()).stdout)
+    source = elements(page.read_text())
+    rendered = elements(chromium(tmp_path / "profile", "--dump-dom", page.as_uri()).stdout)
     assert source.tables == 1 and len(source.images) == 4
     assert (rendered.tables, rendered.rows) == (source.tables, source.rows)
     assert rendered.images == source.images
@@ -94,9 +44,7 @@ def test_rendered_dom_holds_every_figure_and_table(page: Path, tmp_path: Path) -
 def test_screenshot_shows_the_runs_and_the_drop(page: Path, tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
     # the first figure (cbc(aes), with the drop in its last plot) fills the first 1600 px
-    _chromium(
-        tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()
-    )
+    chromium(tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri())
     pixels = (matplotlib.image.imread(str(shot))[..., :3] * 255).round()
     assert pixels.std() > 20, "the page rendered blank"
     for colour, what in ((POINT_BLUE, "runs"), (DROP_RED, "drop")):

@@ -8,9 +8,6 @@ Skipped, with how to get it, where Chromium is not installed.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import matplotlib.image
@@ -18,58 +15,11 @@ import numpy as np
 import pytest
 
 from pytest_hwcrypto.cli import main
+from tests.browser import chromium, elements, needs_chromium
 
 DATA = Path(__file__).parent.parent / "data"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium not installed: apt-get install chromium (.ci/setup does)"
-)
+pytestmark = needs_chromium
 PLOT_BLUE = (0x1F, 0x77, 0xB4)  # the first line colour of report/plots.py
-
-
-class _Elements(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables = 0
-        self.rows = 0
-        self.images: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table":
-            self.tables += 1
-        elif tag == "tr":
-            self.rows += 1
-        elif tag == "img":
-            self.images.append(dict(attrs).get("src") or "")
-
-
-def _elements(markup: str) -> _Elements:
-    parser = _Elements()
-    parser.feed(markup)
-    return parser
-
-
-def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +32,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_rendered_dom_holds_every_table_and_the_figure(report: Path, tmp_path: Path) -> None:
-    source = _elements(report.read_text())
-    rendered = _elements(_chromium(tmp_path / "profile", "--dump-dom", report.as_uri()).stdout)
+    source = elements(report.read_text())
+    rendered = elements(chromium(tmp_path / "profile", "--dump-dom", report.as_uri()).stdout)
     assert source.tables >= 7
     assert (rendered.tables, rendered.rows) == (source.tables, source.rows)
     assert len(rendered.images) == 1 and rendered.images[0].startswith("data:image/png;base64,")
@@ -91,7 +41,7 @@ def test_rendered_dom_holds_every_table_and_the_figure(report: Path, tmp_path: P
 
 def test_screenshot_shows_the_plot(report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
-    _chromium(
+    chromium(
         tmp_path / "profile", f"--screenshot={shot}", "--window-size=1280,1600", report.as_uri()
     )
     pixels = (matplotlib.image.imread(str(shot))[..., :3] * 255).round()
