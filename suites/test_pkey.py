@@ -25,16 +25,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 
 import pytest
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from pytest_hwcrypto import fixtures
 from pytest_hwcrypto.kernel import keyctl
 from pytest_hwcrypto.kernel.facts import KernelFacts
 from pytest_hwcrypto.kernel.inventory import InventoryEntry
-from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 from pytest_hwcrypto.kernel.rerank import Preference
 from pytest_hwcrypto.measure.pkey import inner_driver, measure_operations, served_driver
@@ -91,23 +91,18 @@ def test_selftest_passed(
 
 @pytest.fixture(scope="module", params=KEY_SIZES, ids=lambda bits: f"rsa{bits}")
 def rsa_key(request: pytest.FixtureRequest) -> Iterator[tuple[int, rsa.RSAPrivateKey]]:
-    load_module_quietly("pkcs8_key_parser")
-    private = rsa.generate_private_key(public_exponent=65537, key_size=request.param)
-    der = private.private_bytes(
-        serialization.Encoding.DER,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    try:
-        key = keyctl.add_asymmetric_key(f"hwcrypto-pkey-rsa{request.param}", der)
-    except keyctl.KeyctlError as error:
-        pytest.skip(
-            f"cannot load a PKCS#8 RSA key as an asymmetric key: {error} (needs "
-            "CONFIG_ASYMMETRIC_KEY_TYPE and CONFIG_PKCS8_PRIVATE_KEY_PARSER, "
-            "module pkcs8_key_parser)"
-        )
-    yield key, private
-    keyctl.unlink(key)
+    with ExitStack() as stack:  # a key that fails to load skips; unlinked after
+        try:
+            loaded = stack.enter_context(
+                keyctl.loaded_rsa_key(request.param, f"hwcrypto-pkey-rsa{request.param}")
+            )
+        except keyctl.KeyctlError as error:
+            pytest.skip(
+                f"cannot load a PKCS#8 RSA key as an asymmetric key: {error} (needs "
+                "CONFIG_ASYMMETRIC_KEY_TYPE and CONFIG_PKCS8_PRIVATE_KEY_PARSER, "
+                "module pkcs8_key_parser)"
+            )
+        yield loaded
 
 
 def test_sign_verify_encrypt_decrypt(

@@ -23,8 +23,14 @@ import ctypes
 import errno
 import os
 import platform
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.units import errno_name
 
 # (add_key, keyctl) system call numbers per machine (arch/*/include/uapi + unistd tables).
@@ -232,3 +238,23 @@ __all__ = [
     "unlink",
     "verify",
 ]
+
+
+@contextmanager
+def loaded_rsa_key(bits: int, description: str) -> Iterator[tuple[int, rsa.RSAPrivateKey]]:
+    """A fresh RSA key of `bits`, generated here and loaded into the kernel as an
+    asymmetric key (PKCS#8, through the pkcs8_key_parser module): (its serial, the
+    private key to check the kernel's answers with); unlinked afterwards. KeyctlError
+    where the kernel cannot load it."""
+    load_module_quietly("pkcs8_key_parser")
+    private = rsa.generate_private_key(public_exponent=65537, key_size=bits)
+    der = private.private_bytes(
+        serialization.Encoding.DER,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    key = add_asymmetric_key(description, der)
+    try:
+        yield key, private
+    finally:
+        unlink(key)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import pytest
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from pytest_hwcrypto.kernel import keyctl
-from pytest_hwcrypto.kernel.modprobe import load_module_quietly
 from pytest_hwcrypto.kernel.procfs import read_proc_crypto
 
 INFO = "enc=pkcs1 hash=sha256"
@@ -31,19 +31,14 @@ INFO = "enc=pkcs1 hash=sha256"
 
 @pytest.fixture(scope="module", params=[2048, 4096], ids=lambda bits: f"rsa{bits}")
 def rsa_key(request: pytest.FixtureRequest) -> Iterator[tuple[int, rsa.RSAPrivateKey]]:
-    load_module_quietly("pkcs8_key_parser")
-    private = rsa.generate_private_key(public_exponent=65537, key_size=request.param)
-    der = private.private_bytes(
-        serialization.Encoding.DER,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    try:
-        key = keyctl.add_asymmetric_key(f"hwcrypto-test-rsa{request.param}", der)
-    except keyctl.KeyctlError as error:
-        pytest.skip(f"no asymmetric PKCS#8 keys here: {error}")
-    yield key, private
-    keyctl.unlink(key)
+    with ExitStack() as stack:  # a key that fails to load skips; unlinked after
+        try:
+            loaded = stack.enter_context(
+                keyctl.loaded_rsa_key(request.param, f"hwcrypto-test-rsa{request.param}")
+            )
+        except keyctl.KeyctlError as error:
+            pytest.skip(f"no asymmetric PKCS#8 keys here: {error}")
+        yield loaded
 
 
 def test_query_says_what_the_key_does(rsa_key: tuple[int, rsa.RSAPrivateKey]) -> None:
